@@ -1,0 +1,37 @@
+# gangsched developer commands. Everything runs from the project's own virtualenv (.venv),
+# created and filled on first use, so `make run` and `make test` work on a fresh clone.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8000
+
+.PHONY: run test lint format help
+
+help:
+	@echo "make run   - start the web server, a Celery worker and beat on 127.0.0.1:$(PORT)"
+	@echo "make test  - ruff, then the whole test suite against the local PostgreSQL and Redis"
+	@echo "make lint  - ruff only"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Stamp files: reinstall only when a requirements file changed.
+$(VENV)/.installed-runtime: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@ $(VENV)/.installed-runtime
+
+run: $(VENV)/.installed-runtime
+	@$(BIN)/python manage.py check_services
+	$(BIN)/python scripts/run.py --port $(PORT)
+
+test: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .

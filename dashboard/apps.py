@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class DashboardConfig(AppConfig):
+    """The web side: pages, API, websocket consumers, admin. It changes state only through services."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "dashboard"
+    verbose_name = "Dashboard"

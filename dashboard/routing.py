@@ -1,0 +1,3 @@
+"""Websocket routes, mounted by ``gangsched/asgi.py`` behind AuthMiddlewareStack."""
+
+websocket_urlpatterns: list = []

@@ -1,0 +1,12 @@
+"""The Celery app. Its configuration lives in the Django settings (``CELERY_*``, see
+``gangsched/settings/celery.py``), so the web process, the worker and beat read one source."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
+
+app = Celery("gangsched")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

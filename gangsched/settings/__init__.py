@@ -1,0 +1,10 @@
+"""Settings, split by topic; every value comes from an environment variable with a local default.
+
+The variables are listed in README.md. ``env.py`` holds the parsers, ``base.py`` Django itself,
+``scheduler.py`` gangsched's own switches, ``celery.py`` and ``channels.py`` the Redis-backed parts.
+"""
+
+from .base import *  # noqa: F403
+from .celery import *  # noqa: F403
+from .channels import *  # noqa: F403
+from .scheduler import *  # noqa: F403

@@ -1,0 +1,41 @@
+"""Pure parsers for the environment variables the settings read.
+
+Each takes the raw value (a string or None) and returns the typed setting, or raises
+ImproperlyConfigured naming the variable and the value, so a typo fails at startup with a message
+instead of running with a surprise default. Tests call these directly.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+
+CLUSTER_BACKENDS = ("simulated", "kubernetes")
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def parse_bool(name: str, value: str | None, default: bool = False) -> bool:
+    if value is None:
+        return default
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+def parse_list(value: str | None, default: str) -> list[str]:
+    """A comma-separated list; blanks are dropped (``"a, b,"`` -> ``["a", "b"]``)."""
+    raw = default if value is None else value
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def parse_cluster_backend(value: str | None) -> str:
+    backend = (value or "simulated").strip().lower()
+    if backend not in CLUSTER_BACKENDS:
+        raise ImproperlyConfigured(
+            f"CLUSTER_BACKEND={value!r} is not supported; use one of: {', '.join(CLUSTER_BACKENDS)}"
+        )
+    return backend

@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class SchedulerCoreConfig(AppConfig):
+    """Gangs, members, nodes and their history; the services that run scheduling cycles.
+
+    The pure scheduling engine lives in ``scheduler_core/engine/`` and never imports Django.
+    """
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "scheduler_core"
+    verbose_name = "Scheduler"

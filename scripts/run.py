@@ -1,0 +1,156 @@
+#!/usr/bin/env python
+"""Run gangsched locally: prepare the database, then supervise the web server, a Celery worker and beat.
+
+``make run`` calls this with the virtualenv's Python after checking that PostgreSQL and Redis
+answer. Ctrl-C (SIGINT) or SIGTERM stops all three cleanly; if one of them exits on its own, the
+others are stopped too and the exit status says so.
+
+The children run in their own process groups, so the terminal's Ctrl-C reaches only this
+supervisor, which sends each child exactly one SIGTERM (a Celery worker that got SIGINT from the
+terminal *and* a forwarded signal would do a cold shutdown and drop its running tasks). A second
+Ctrl-C kills whatever is still running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_DIR = ROOT / ".run"  # beat's schedule file; git-ignored
+PY = sys.executable
+# How long a graceful stop may take before the children are killed. A worker finishes its
+# running tasks first, so this is the task soft time limit plus a margin.
+STOP_GRACE_S = 250
+
+
+def manage(*args: str) -> None:
+    subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True)
+
+
+def prepare() -> None:
+    """Everything that must be true before the processes start; each step is idempotent."""
+    manage("ensure_database")
+    manage("migrate", "--noinput")
+    manage("collectstatic", "--noinput", "--verbosity", "0")
+    bootstrap_hook()
+
+
+def bootstrap_hook() -> None:
+    """HOOK: first-run setup for a local install, run on every `make run` (must be idempotent).
+
+    To be added: create the operator account and seed the simulated cluster
+    (e.g. `manage("ensure_operator")`, `manage("seed_cluster")`).
+    """
+
+
+def commands(host: str, port: int) -> dict[str, list[str]]:
+    return {
+        "web": [PY, "-m", "daphne", "-b", host, "-p", str(port), "gangsched.asgi:application"],
+        "worker": [
+            PY,
+            "-m",
+            "celery",
+            "-A",
+            "gangsched",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "2",
+            "--hostname",
+            "worker@%h",
+        ],
+        "beat": [
+            PY,
+            "-m",
+            "celery",
+            "-A",
+            "gangsched",
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(RUN_DIR / "celerybeat-schedule"),
+        ],
+    }
+
+
+class Supervisor:
+    def __init__(self, cmds: dict[str, list[str]]):
+        self.cmds = cmds
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.stopping = False
+
+    def start(self) -> None:
+        for name, cmd in self.cmds.items():
+            self.procs[name] = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
+            print(f"[run] started {name} (pid {self.procs[name].pid})", flush=True)
+
+    def on_signal(self, signum, _frame) -> None:
+        if self.stopping:
+            print("[run] second signal: killing", flush=True)
+            self.send(signal.SIGKILL)
+            return
+        print(f"[run] {signal.Signals(signum).name}: stopping (again to kill)", flush=True)
+        self.stopping = True
+        self.send(signal.SIGTERM)
+
+    def send(self, sig: int) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):  # exited meanwhile
+                    os.killpg(proc.pid, sig)
+
+    def wait(self) -> int:
+        """Block until all children exit; 0 only if we were asked to stop and they all exited cleanly."""
+        failed: str | None = None
+        deadline = None
+        while any(p.poll() is None for p in self.procs.values()):
+            if not self.stopping:
+                for name, proc in self.procs.items():
+                    if proc.poll() is not None:
+                        failed = name
+                        print(f"[run] {name} exited with {proc.returncode}: stopping the others", flush=True)
+                        self.stopping = True
+                        self.send(signal.SIGTERM)
+                        break
+            if self.stopping:
+                deadline = deadline or time.monotonic() + STOP_GRACE_S
+                if time.monotonic() > deadline:
+                    print("[run] grace period over: killing", flush=True)
+                    self.send(signal.SIGKILL)
+            time.sleep(0.2)
+        if failed:
+            return 1
+        return 0 if all(p.returncode in (0, -signal.SIGTERM) for p in self.procs.values()) else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument("--skip-prepare", action="store_true", help="do not migrate/collectstatic first")
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
+    RUN_DIR.mkdir(exist_ok=True)
+    if not args.skip_prepare:
+        prepare()
+
+    sup = Supervisor(commands(args.host, args.port))
+    signal.signal(signal.SIGINT, sup.on_signal)
+    signal.signal(signal.SIGTERM, sup.on_signal)
+    sup.start()
+    print(f"[run] gangsched on http://{args.host}:{args.port}/ (Ctrl-C to stop)", flush=True)
+    return sup.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""/healthz against the real PostgreSQL and Redis; the Celery check is pointed at brokers where we
+know whether a worker listens, so the outcome does not depend on what else runs on the machine."""
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from django.test import override_settings
+
+from dashboard import health
+from gangsched.celery import app as celery_app
+
+pytestmark = pytest.mark.django_db
+
+CLOSED_PORT_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+
+
+def celery_up():
+    return health.CheckResult(True, {"workers": ["worker@test"]})
+
+
+def test_it_answers_200_when_everything_is_up(client, monkeypatch):
+    monkeypatch.setattr(health, "check_celery", celery_up)
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "ok",
+        "checks": {
+            "database": {"ok": True, "detail": "SELECT 1 answered"},
+            "redis": {"ok": True, "detail": "PING answered"},
+            "celery": {"ok": True, "detail": {"workers": ["worker@test"]}},
+        },
+    }
+
+
+def test_it_answers_503_when_no_celery_worker_answers(client):
+    # The test broker is Redis database 15, where no worker runs during tests.
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "degraded"
+    assert body["checks"]["database"]["ok"] is True
+    assert body["checks"]["redis"]["ok"] is True
+    assert body["checks"]["celery"]["ok"] is False
+    assert body["checks"]["celery"]["detail"]["workers"] == []
+    assert "no worker answered" in body["checks"]["celery"]["detail"]["error"]
+
+
+def test_it_answers_503_when_redis_is_down(client, monkeypatch):
+    monkeypatch.setattr(health, "check_celery", celery_up)
+
+    with override_settings(REDIS_URL=CLOSED_PORT_URL):
+        response = client.get("/healthz")
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "degraded"
+    assert body["checks"]["redis"]["ok"] is False
+    assert "Connection" in body["checks"]["redis"]["detail"]
+    assert body["checks"]["database"]["ok"] is True
+
+
+def test_celery_check_reports_a_broker_that_is_down():
+    app = celery_app.__class__("down", broker=CLOSED_PORT_URL)
+
+    result = health.check_celery(app)
+
+    assert result.ok is False
+    assert result.detail["workers"] == []
+    assert "OperationalError" in result.detail["error"]
+
+
+def test_celery_check_lists_the_workers_that_answer():
+    # A real worker thread on the test broker: the ping goes through Redis and back.
+    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+        result = health.check_celery(celery_app, timeout=2.0)
+
+    assert result.ok is True
+    assert len(result.detail["workers"]) == 1
+
+
+def test_it_rejects_other_methods(client):
+    assert client.post("/healthz").status_code == 405
+
+
+def test_report_shape_with_custom_checks():
+    report = health.health_report(
+        {"a": lambda: health.CheckResult(True, "fine"), "b": lambda: health.CheckResult(False, "broken")}
+    )
+
+    assert report == {
+        "status": "degraded",
+        "checks": {"a": {"ok": True, "detail": "fine"}, "b": {"ok": False, "detail": "broken"}},
+    }

@@ -1,0 +1,36 @@
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from gangsched.settings.env import parse_bool, parse_cluster_backend, parse_list
+
+
+def test_cluster_backend_defaults_to_simulated():
+    assert parse_cluster_backend(None) == "simulated"
+    assert parse_cluster_backend("") == "simulated"
+
+
+@pytest.mark.parametrize("value", ["simulated", "kubernetes", " Kubernetes "])
+def test_cluster_backend_accepts_the_known_backends(value):
+    assert parse_cluster_backend(value) == value.strip().lower()
+
+
+def test_cluster_backend_rejects_anything_else_naming_the_value():
+    with pytest.raises(ImproperlyConfigured, match="CLUSTER_BACKEND='bogus'"):
+        parse_cluster_backend("bogus")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(None, False), ("1", True), ("true", True), ("0", False), ("", False)]
+)
+def test_debug_is_off_unless_asked_for(value, expected):
+    assert parse_bool("DEBUG", value) is expected
+
+
+def test_a_garbled_boolean_is_an_error():
+    with pytest.raises(ImproperlyConfigured, match="DEBUG='maybe'"):
+        parse_bool("DEBUG", "maybe")
+
+
+def test_lists_are_comma_separated_with_blanks_dropped():
+    assert parse_list(None, "127.0.0.1,localhost") == ["127.0.0.1", "localhost"]
+    assert parse_list(" a.example , b.example,", "x") == ["a.example", "b.example"]
