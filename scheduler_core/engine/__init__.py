@@ -1,0 +1,69 @@
+"""gangsched's scheduling engine: plain data in, plain decisions out, no Django, no cluster.
+
+    result = run_cycle(snapshot, now, config)      # decide
+    snapshot = apply_result(snapshot, result, now)  # what the next cycle will see
+
+See ``model.py`` for the snapshot, ``decisions.py`` for the result and ``cycle.py`` for the order
+of the actions.
+"""
+
+from .apply import apply_result
+from .cycle import run_cycle, sweep_timeouts
+from .decisions import (
+    Bind,
+    CycleResult,
+    Evict,
+    Explanation,
+    Reason,
+    Release,
+    Reserve,
+    Transition,
+    TransitionKind,
+)
+from .model import (
+    EngineConfig,
+    Gang,
+    GangGroup,
+    GangMode,
+    GangPhase,
+    HeadOfLine,
+    Node,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Placement,
+    Pod,
+    Snapshot,
+    Taint,
+    TimeoutStyle,
+    Toleration,
+)
+
+__all__ = [
+    "Bind",
+    "CycleResult",
+    "EngineConfig",
+    "Evict",
+    "Explanation",
+    "Gang",
+    "GangGroup",
+    "GangMode",
+    "GangPhase",
+    "HeadOfLine",
+    "Node",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "Placement",
+    "Pod",
+    "Reason",
+    "Release",
+    "Reserve",
+    "Snapshot",
+    "Taint",
+    "TimeoutStyle",
+    "Toleration",
+    "Transition",
+    "TransitionKind",
+    "apply_result",
+    "run_cycle",
+    "sweep_timeouts",
+]

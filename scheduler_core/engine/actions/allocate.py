@@ -1,0 +1,162 @@
+"""Allocate: place the queue, unit by unit, all-or-nothing.
+
+1. Walk the units in queue order (priority, creation, key).
+2. Try each in a trial on the free capacity (behind a blocked head: only what backfilling
+   allows). If every gang of the unit reaches min_member and min_resources, bind it whole.
+3. Otherwise nothing of it binds: Strict gangs roll back; NonStrict gangs keep what they placed
+   as reservations, but only at the head of the queue (a unit behind the head must not hold
+   capacity the head may need). The timeout clock of a gang starts at its first placed member.
+4. The first unit blocked by resources alone may preempt lower-priority work; if it cannot, it
+   becomes the head, and the units behind it backfill (RESERVE), wait (BLOCK) or take whatever
+   fits (NONE), as the configuration says.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..decisions import Bind, Explanation, Reason, Reserve, Transition, TransitionKind
+from ..gang import Attempt, attempt
+from ..model import GangMode, HeadOfLine
+from ..queue import Unit
+from ..session import Session
+from .backfill import Head, fits_on_empty, plan_head
+from .preempt import preempt
+
+
+def allocate(session: Session) -> None:
+    config = session.config
+    head: Head | None = None
+    for unit in session.units:
+        if unit.key in session.done:
+            continue
+        if head is not None and config.head_of_line == HeadOfLine.BLOCK:
+            _explain_behind(session, unit, head)
+            continue
+        limit = head.limit_for(session, unit) if head is not None else None
+        result = attempt(session, unit, limit)
+        if result.satisfied:
+            _bind(session, unit, result)
+            continue
+        _start_clocks(session, unit, result)
+        result.trial.discard()
+        if head is not None:
+            if limit is not None and _fits(session, unit):
+                _explain_behind(session, unit, head)
+            else:
+                _explain(session, unit, result)
+            continue
+        _explain(session, unit, result)
+        if not result.resource_blocked:
+            continue
+        if config.head_of_line == HeadOfLine.NONE:
+            _keep_reservations(session, unit)
+            continue
+        if not fits_on_empty(session, unit):
+            _explain_never(session, unit)
+            continue
+        if config.preemption and preempt(session, unit):
+            continue
+        _keep_reservations(session, unit)
+        head = plan_head(session, unit)
+
+
+def _fits(session: Session, unit: Unit) -> bool:
+    result = attempt(session, unit)
+    result.trial.discard()
+    return result.satisfied
+
+
+def _bind(session: Session, unit: Unit, result: Attempt) -> None:
+    state = session.state
+    for key in unit.gangs:
+        gang = session.gangs[key]
+        if gang.satisfied:
+            continue
+        for pod in session.held(key):
+            node = session.reserved_node(pod)
+            session.bound_at[pod.key] = state.node_index[node]
+            session.result.binds.append(Bind(pod.key, node, key))
+        placed = len(session.running(key))
+        session.gangs[key] = dataclasses.replace(gang, satisfied=True)
+        session.result.transitions.append(
+            Transition(
+                key, TransitionKind.SATISFIED, f"{placed + result.placed.get(key, 0)} members bound together"
+            )
+        )
+        session.result.explanations.pop(key, None)
+    for pod, node in result.trial.assignments():
+        session.bound_at[pod.key] = state.node_index[node]
+        session.result.binds.append(Bind(pod.key, node, pod.gang))
+    session.done.add(unit.key)
+
+
+def _start_clocks(session: Session, unit: Unit, result: Attempt) -> None:
+    for key, placed in result.placed.items():
+        gang = session.gangs[key]
+        if placed and gang.wait_started is None:
+            session.gangs[key] = dataclasses.replace(gang, wait_started=session.now)
+            session.result.transitions.append(
+                Transition(key, TransitionKind.WAIT_STARTED, f"{placed} members could be placed")
+            )
+
+
+def _keep_reservations(session: Session, unit: Unit) -> None:
+    """Redo the (deterministic) attempt and keep what NonStrict gangs placed as reservations."""
+    if not unit.is_gang:
+        return
+    result = attempt(session, unit)
+    for key in unit.gangs:
+        if session.mode(session.gangs[key]) != GangMode.NON_STRICT:
+            result.trial.discard_gang(key)
+    for pod, node in result.trial.assignments():
+        session.reserved[pod.key] = node
+        session.result.reservations.append(
+            Reserve(pod.key, node, pod.gang, "NonStrict: accumulating members")
+        )
+
+
+def _explain(session: Session, unit: Unit, result: Attempt) -> None:
+    if not unit.is_gang:
+        return
+    if result.precondition is not None:
+        for key in unit.gangs:
+            session.result.explanations.setdefault(key, _as(result.precondition, key))
+        return
+    blocker = next(iter(result.shortfalls.values()), None)
+    for key in unit.gangs:
+        own = result.shortfalls.get(key)
+        if own is not None:
+            session.result.explanations[key] = own
+        elif blocker is not None and not session.gangs[key].satisfied:
+            session.result.explanations[key] = Explanation(
+                key,
+                Reason.WAITING_FOR_GROUP,
+                f"waiting for gang group member {blocker.gang}: {blocker.message}",
+                {"member": blocker.gang, "member_reason": blocker.reason.value},
+            )
+
+
+def _explain_behind(session: Session, unit: Unit, head: Head) -> None:
+    for key in unit.gangs:
+        session.result.explanations[key] = Explanation(
+            key,
+            Reason.BLOCKED_BEHIND,
+            f"blocked behind {head.unit.key}, which is first in the queue and has capacity reserved",
+            {"head": head.unit.key},
+        )
+
+
+def _explain_never(session: Session, unit: Unit) -> None:
+    for key in unit.gangs:
+        explanation = session.result.explanations.get(key)
+        if explanation is not None:
+            session.result.explanations[key] = dataclasses.replace(
+                explanation,
+                message=explanation.message + "; it cannot fit even on an empty cluster",
+                details={**explanation.details, "fits_on_empty_cluster": False},
+            )
+
+
+def _as(explanation: Explanation, key: str) -> Explanation:
+    return explanation if explanation.gang == key else dataclasses.replace(explanation, gang=key)

@@ -1,0 +1,146 @@
+"""EASY backfilling around the head of the queue.
+
+1. The head is the first unit that is blocked by resources alone and could run on the cluster
+   if enough pods ended. Its *shadow time* is the earliest moment it fits, counting only pods
+   whose end is known (started + declared duration); pods with no known end never end.
+2. At the shadow time the head would take some capacity per node; what is left there is
+   *extra* capacity.
+3. A unit behind the head may start if it ends before the shadow time (declared duration), or,
+   with no duration or a longer one, if it uses extra capacity only. Either way the head starts
+   no later than its shadow time. When no shadow time exists (the head needs pods with unknown
+   ends to finish), only the extra capacity computed on the whole cluster may be used.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..gang import attempt
+from ..queue import Unit
+from ..session import Session, Trial
+
+
+@dataclass
+class Head:
+    unit: Unit
+    shadow: float  # math.inf when no known set of endings lets it fit
+    extra: np.ndarray  # N x R, consumed by units that backfill with no end before the shadow
+
+    def limit_for(self, session: Session, unit: Unit) -> np.ndarray | None:
+        duration = unit_duration(session, unit)
+        if duration is not None and session.now + duration <= self.shadow < math.inf:
+            return None
+        return self.extra
+
+
+def unit_duration(session: Session, unit: Unit) -> float | None:
+    pods = list(unit.pods)
+    for key in unit.gangs:
+        pods.extend(session.waiting(key))
+    durations = [pod.duration for pod in pods]
+    if not durations or any(d is None for d in durations):
+        return None
+    return max(durations)
+
+
+def fits_on_empty(session: Session, unit: Unit) -> bool:
+    """Could the unit run at all, if every pod but its own reservations were gone?"""
+    return _placement_on_empty(session, unit) is not None
+
+
+def plan_head(session: Session, unit: Unit) -> Head:
+    state = session.state
+    nodes, rows, ends = _known_endings(session)
+    order = np.argsort(ends, kind="stable")
+    nodes, rows, ends = nodes[order], rows[order], ends[order]
+
+    def released(count: int) -> np.ndarray:
+        usage = np.zeros_like(state.alloc)
+        if count:
+            np.add.at(usage, nodes[:count], rows[:count])
+        return usage
+
+    def usage_if_fits(count: int) -> np.ndarray | None:
+        usage = released(count)
+        state.used -= usage
+        try:
+            result = attempt(session, unit)
+            placed = _trial_usage(result.trial) if result.satisfied else None
+            result.trial.discard()
+        finally:
+            state.used += usage
+        return placed
+
+    if len(ends) and usage_if_fits(len(ends)) is not None:
+        low, high = 1, len(ends)  # the smallest count of endings after which the head fits
+        while low < high:
+            mid = (low + high) // 2
+            if usage_if_fits(mid) is not None:
+                high = mid
+            else:
+                low = mid + 1
+        head_usage = usage_if_fits(low)
+        free_then = state.free + released(low)
+        return Head(unit, float(ends[low - 1]), np.maximum(free_then - head_usage, 0))
+    head_usage, own = _placement_on_empty(session, unit)
+    return Head(unit, math.inf, np.maximum(state.alloc - own - head_usage, 0))
+
+
+def _placement_on_empty(session: Session, unit: Unit):
+    state = session.state
+    own = np.zeros_like(state.alloc)
+    for key in unit.gangs:
+        own += state.usage_of(session.held(key))
+    saved = state.used.copy()
+    state.used[:] = own
+    try:
+        result = attempt(session, unit)
+        placed = _trial_usage(result.trial) if result.satisfied else None
+        result.trial.discard()
+    finally:
+        state.used[:] = saved
+    return None if placed is None else (placed, own)
+
+
+def _trial_usage(trial: Trial) -> np.ndarray:
+    usage = np.zeros_like(trial.state.alloc)
+    for placed in trial.placed:
+        np.add.at(usage, placed.nodes, placed.request)
+    return usage
+
+
+def _known_endings(session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Node index, request row and expected end of every running pod whose end is known."""
+    state = session.state
+    nodes, rows, ends = [], [], []
+    for pod in session.snapshot.pods:
+        if pod.key in session.evicted:
+            continue
+        if pod.key in session.bound_at:
+            index = session.bound_at[pod.key]
+            end = session.now + pod.duration if pod.duration is not None else None
+        elif pod.node is not None:
+            index = state.node_index.get(pod.node)
+            if pod.terminating:
+                end = session.now
+            elif pod.started is not None and pod.duration is not None:
+                end = pod.started + pod.duration
+            else:
+                end = None
+        else:
+            continue
+        if index is None or end is None:
+            continue
+        nodes.append(index)
+        rows.append(state.vector(pod))
+        ends.append(end)
+    if not ends:
+        return (
+            np.zeros(0, dtype=np.int64),
+            np.zeros((0, len(state.resources)), dtype=np.int64),
+            np.zeros(0, dtype=float),
+        )
+    return np.array(nodes, dtype=np.int64), np.array(rows), np.array(ends, dtype=float)

@@ -1,0 +1,47 @@
+"""Timeouts: a gang not satisfied within its wait time gives back everything it holds.
+
+1. Only gangs whose clock has started (a member could be placed: YuniKorn's first placeholder,
+   Koordinator's first member at Permit) and that are still unsatisfied and active.
+2. Their reservations are released, so the capacity goes back to the queue this very cycle.
+3. Hard: the gang becomes TimedOut and is skipped until an operator retries it.
+   Soft: it falls back to pod-at-a-time scheduling.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..decisions import Explanation, Reason, Transition, TransitionKind
+from ..model import INACTIVE_PHASES, GangPhase, TimeoutStyle
+from ..session import Session
+from .release import release_held
+
+
+def sweep(session: Session) -> None:
+    if not session.config.timeouts:
+        return
+    for key in sorted(session.gangs):
+        gang = session.gangs[key]
+        if gang.satisfied or gang.fallen_back or gang.phase in INACTIVE_PHASES:
+            continue
+        if gang.wait_seconds is None or gang.wait_started is None:
+            continue
+        waited = session.now - gang.wait_started
+        if waited < gang.wait_seconds:
+            continue
+        reason = f"not satisfied within {gang.wait_seconds:g}s (waited {waited:g}s)"
+        release_held(session, key, f"timeout: {reason}")
+        if gang.style == TimeoutStyle.HARD:
+            session.gangs[key] = dataclasses.replace(gang, phase=GangPhase.TIMED_OUT)
+            session.result.transitions.append(Transition(key, TransitionKind.TIMED_OUT, reason))
+            session.result.explanations[key] = Explanation(
+                key,
+                Reason.TIMED_OUT,
+                f"timed out: {reason}; retry it to schedule again",
+                {"waited_s": waited},
+            )
+        else:
+            session.gangs[key] = dataclasses.replace(gang, fallen_back=True)
+            session.result.transitions.append(
+                Transition(key, TransitionKind.FELL_BACK, f"{reason}; scheduling its pods one by one")
+            )

@@ -1,0 +1,104 @@
+"""The engine's output: what one cycle decided, as plain data the service can persist and apply.
+
+Pod-level decisions (Bind, Reserve, Release, Evict) say what happens to each pod; gang-level
+Transitions say how a gang's scheduling state moves; Explanations say, for every gang that was
+not placed, why, in words an operator can act on and in fields a page can render.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    pod: str  # "namespace/name"
+    node: str
+    gang: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve:
+    """Hold capacity on ``node`` for a pending pod across cycles (NonStrict, preemption)."""
+
+    pod: str
+    node: str
+    gang: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Give back a reservation held by a pending pod."""
+
+    pod: str
+    node: str
+    gang: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Evict:
+    """Stop a running pod to make room for a higher-priority gang (whole gangs only)."""
+
+    pod: str
+    node: str
+    gang: str | None = None
+    reason: str = ""
+
+
+class TransitionKind(str, enum.Enum):
+    WAIT_STARTED = "wait_started"  # the timeout clock starts: a member could be placed
+    SATISFIED = "satisfied"  # min_member (and min_resources) bound together
+    TIMED_OUT = "timed_out"  # Hard style: no more scheduling until retried
+    FELL_BACK = "fell_back"  # Soft style: pods now scheduled one at a time
+    DEADLOCK_BROKEN = "deadlock_broken"  # its reservations released so another gang completes
+    PREEMPTED = "preempted"  # evicted whole by a higher-priority gang
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    gang: str
+    kind: TransitionKind
+    reason: str = ""
+
+
+class Reason(str, enum.Enum):
+    """Why a gang is not placed; the first word a page shows."""
+
+    INSUFFICIENT_RESOURCES = "InsufficientResources"
+    NO_FEASIBLE_NODES = "NoFeasibleNodes"
+    MIN_RESOURCES = "MinResourcesNotMet"
+    WAITING_FOR_MEMBERS = "WaitingForMembers"
+    WAITING_FOR_GROUP = "WaitingForGangGroup"
+    BLOCKED_BEHIND = "BlockedBehind"
+    TIMED_OUT = "TimedOut"
+    RESERVING = "Reserving"
+    PREEMPTING = "Preempting"
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    gang: str
+    reason: Reason
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class CycleResult:
+    """Everything one cycle decided, plus what it cost (``timings`` per action, seconds)."""
+
+    binds: list[Bind] = field(default_factory=list)
+    reservations: list[Reserve] = field(default_factory=list)
+    releases: list[Release] = field(default_factory=list)
+    evictions: list[Evict] = field(default_factory=list)
+    transitions: list[Transition] = field(default_factory=list)
+    explanations: dict[str, Explanation] = field(default_factory=dict)
+    pods_considered: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def transitions_of(self, gang: str) -> list[TransitionKind]:
+        return [t.kind for t in self.transitions if t.gang == gang]

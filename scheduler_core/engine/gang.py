@@ -1,0 +1,175 @@
+"""The gang rule: try a unit in a Trial and say whether it may bind, and if not, why.
+
+Every action (allocate, backfill, preemption, deadlock breaking) asks the same question of a
+unit on some state of the cluster: "if we placed it now, would every gang of its group reach
+min_member and min_resources?". ``attempt`` answers it without committing anything; the caller
+commits, keeps (NonStrict reservations) or discards the trial.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import explain
+from .decisions import Explanation, Reason
+from .model import INACTIVE_PHASES, Gang, GangPhase, Pod
+from .placement import fit_counts
+from .queue import Unit
+from .session import Session, Trial, shapes
+
+
+@dataclass
+class Attempt:
+    trial: Trial
+    satisfied: bool
+    # Set when the unit cannot even be tried (a missing group member, too few pods, timed out):
+    # such a unit never becomes the head of the queue and never preempts.
+    precondition: Explanation | None = None
+    shortfalls: dict[str, Explanation] = field(default_factory=dict)
+    placed: dict[str, int] = field(default_factory=dict)  # gang key -> members placed in this trial
+
+    @property
+    def resource_blocked(self) -> bool:
+        return not self.satisfied and self.precondition is None
+
+
+def unit_gangs(session: Session, unit: Unit) -> list[Gang]:
+    return [session.gangs[key] for key in unit.gangs]
+
+
+def attempt(session: Session, unit: Unit, limit: np.ndarray | None = None) -> Attempt:
+    trial = Trial(session.state, limit)
+    if not unit.is_gang:
+        pod = unit.pods[0]
+        gang = session.gangs.get(pod.gang) if pod.gang is not None else None
+        left = trial.place(session, [pod], gang)
+        return Attempt(trial, satisfied=not left)
+    precondition = _precondition(session, unit)
+    if precondition is not None:
+        return Attempt(trial, satisfied=False, precondition=precondition)
+    result = Attempt(trial, satisfied=True)
+    for gang in unit_gangs(session, unit):
+        if gang.satisfied:
+            continue
+        waiting = session.waiting(gang.key)
+        before = trial.available() if waiting else None
+        left = trial.place(session, waiting, gang)
+        result.placed[gang.key] = len(waiting) - len(left)
+        shortfall = _shortfall(session, gang, waiting, left, before, trial)
+        if shortfall is not None:
+            result.shortfalls[gang.key] = shortfall
+            result.satisfied = False
+    return result
+
+
+def _precondition(session: Session, unit: Unit) -> Explanation | None:
+    first = unit.gangs[0]
+    if unit.missing:
+        return Explanation(
+            first,
+            Reason.WAITING_FOR_GROUP,
+            f"waiting for gang group member {unit.missing[0]}",
+            {"missing": list(unit.missing), "group": unit.key},
+        )
+    for gang in unit_gangs(session, unit):
+        if gang.phase in INACTIVE_PHASES:
+            reason = Reason.TIMED_OUT if gang.phase == GangPhase.TIMED_OUT else Reason.WAITING_FOR_GROUP
+            return Explanation(
+                first, reason, f"gang group member {gang.key} is {gang.phase.value}", {"member": gang.key}
+            )
+        if gang.satisfied:
+            continue
+        present = len(session.members.get(gang.key, ()))
+        if present < gang.min_member:
+            return Explanation(
+                gang.key,
+                Reason.WAITING_FOR_MEMBERS,
+                f"{gang.key} has {present} of its {gang.min_member} members; waiting for the rest",
+                {"present": present, "min_member": gang.min_member},
+            )
+    return None
+
+
+def _shortfall(
+    session: Session, gang: Gang, waiting: list[Pod], left: list[Pod], before, trial: Trial
+) -> Explanation | None:
+    running = session.running(gang.key)
+    held = session.held(gang.key)
+    unplaced = {pod.key for pod in left}
+    placed = [pod for pod in waiting if pod.key not in unplaced]
+    count = len(running) + len(held) + len(placed)
+    need = gang.min_member - len(running) - len(held)
+    if count >= gang.min_member:
+        if not gang.min_resources:
+            return None
+        total = np.zeros(len(session.state.resources), dtype=np.int64)
+        for pod in (*running, *held, *placed):
+            total += session.state.vector(pod)
+        wanted = session.state.requests_vector(gang.min_resources)
+        missing = {
+            name: int(wanted[i] - total[i])
+            for i, name in enumerate(session.state.resources)
+            if wanted[i] > total[i]
+        }
+        if not missing:
+            return None
+        return Explanation(
+            gang.key,
+            Reason.MIN_RESOURCES,
+            f"{gang.key} places {count} members but they request less than minResources: short by "
+            + explain.resources_text(missing),
+            {"short": missing},
+        )
+    return _resource_explanation(session, gang, need, waiting, before, trial)
+
+
+def _resource_explanation(
+    session: Session, gang: Gang, need: int, waiting: list[Pod], before, trial: Trial
+) -> Explanation:
+    """'needs 8 x {cpu 4, nvidia.com/gpu 1}; 5 nodes can take one each; short by 3; ...'."""
+    available = before if before is not None else trial.available()
+    parts = []
+    nodes_fit = 0
+    placeable = 0
+    infeasible = None
+    limiting = None
+    groups = shapes(session, waiting)
+    for request, pods in groups:
+        mask = session.filter.mask(pods[0])
+        counts = fit_counts(available, request, mask)
+        capped = np.minimum(counts, len(pods))
+        nodes_fit += int(np.count_nonzero(capped))
+        placeable += int(capped.sum())
+        shown = need if len(groups) == 1 else len(pods)
+        parts.append((shown, session.state.describe(request)))
+        if not mask.any():
+            infeasible = session.filter.excluded_by(pods[0])
+        elif limiting is None:
+            limiting = explain.limiting_resource(session.state, available, request, mask)
+    placeable = min(placeable, need)
+    short = max(need - placeable, 1)
+    details = {
+        "needed": need,
+        "placeable": placeable,
+        "short_by": short,
+        "nodes_that_fit": nodes_fit,
+        "shapes": [{"count": count, "requests": requests} for count, requests in parts],
+    }
+    if infeasible is not None and nodes_fit == 0:
+        details["excluded_by"] = infeasible
+        return Explanation(
+            gang.key,
+            Reason.NO_FEASIBLE_NODES,
+            f"needs {explain.shapes_text(parts)}; "
+            f"no node passes its filters ({explain.counts_text(infeasible)})",
+            details,
+        )
+    details["limiting_resource"] = limiting
+    return Explanation(
+        gang.key,
+        Reason.INSUFFICIENT_RESOURCES,
+        explain.insufficient_text(parts, nodes_fit, placeable, short, limiting),
+        details,
+    )

@@ -1,0 +1,207 @@
+"""The engine's input: a snapshot of the cluster and its pending work, as plain frozen data.
+
+Everything the engine knows arrives here; nothing is read from a database, a clock or a cluster.
+Resource amounts are already canonical integers (see ``quantity.py``): milli-CPU for ``cpu``,
+bytes for memory and storage, counts for everything else (``nvidia.com/gpu``, ``pods``).
+
+Names are the ones used everywhere in gangsched: a *gang* (a PodGroup, a Koordinator gang, a
+YuniKorn task group, a Volcano job) is ``namespace/name``; a *gang group* is a set of gangs,
+possibly across namespaces, that must all be satisfied together.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class GangMode(str, enum.Enum):
+    """Koordinator's modes: what a member that cannot be placed does to the others."""
+
+    STRICT = "Strict"  # roll the whole attempt back within the cycle
+    NON_STRICT = "NonStrict"  # keep partial reservations across cycles and accumulate
+
+
+class TimeoutStyle(str, enum.Enum):
+    """YuniKorn's gangSchedulingStyle: what a timeout leads to."""
+
+    HARD = "Hard"  # the gang is TimedOut and waits for an operator's retry
+    SOFT = "Soft"  # the gang's pods fall back to ordinary pod-at-a-time scheduling
+
+
+class Placement(str, enum.Enum):
+    BINPACK = "binpack"  # fewer, fuller nodes: less fragmentation for the next big gang
+    SPREAD = "spread"  # members on as many nodes as possible
+
+
+class GangPhase(str, enum.Enum):
+    """scheduler-plugins PodGroup phases, plus gangsched's TimedOut and Killed."""
+
+    PENDING = "Pending"
+    SCHEDULING = "Scheduling"
+    RUNNING = "Running"
+    FINISHED = "Finished"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+    TIMED_OUT = "TimedOut"
+    KILLED = "Killed"
+
+
+#: Phases in which the engine places nothing for a gang until someone (an operator, the
+#: restart policy) moves it back to Pending.
+INACTIVE_PHASES = frozenset({GangPhase.FINISHED, GangPhase.FAILED, GangPhase.TIMED_OUT, GangPhase.KILLED})
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"  # NoSchedule | PreferNoSchedule | NoExecute
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """A pod's toleration, with Kubernetes' matching rules (empty key + Exists tolerates all)."""
+
+    key: str = ""
+    operator: str = "Equal"  # Equal | Exists
+    value: str = ""
+    effect: str = ""  # empty: every effect
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorRequirement:
+    key: str
+    operator: str  # In | NotIn | Exists | DoesNotExist | Gt | Lt
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """Requirements ANDed together; a pod's required node affinity ORs several terms."""
+
+    match_expressions: tuple[NodeSelectorRequirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    allocatable: Mapping[str, int]
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False  # cordoned
+    ready: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    """A pod the engine must account for: bound (``node`` set) or pending (``node`` None).
+
+    ``reserved_node`` is capacity held for a pending member across cycles (a NonStrict gang's
+    partial reservation, or a preemptor's nomination); it counts as used on that node.
+    ``started`` and ``duration`` give the expected end of a running pod and the runtime of a
+    pending one, which backfilling uses; None means unknown, and the engine is conservative.
+    """
+
+    namespace: str
+    name: str
+    requests: Mapping[str, int]
+    priority: int = 0
+    created: float = 0.0
+    gang: str | None = None  # "namespace/name" of the gang, None for a pod scheduled alone
+    node: str | None = None
+    reserved_node: str | None = None
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    affinity: tuple[NodeSelectorTerm, ...] = ()  # required node affinity; empty: any node
+    started: float | None = None
+    duration: float | None = None
+    preemptible: bool = True
+    terminating: bool = False  # being deleted: still holds its node, never a victim again
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def pending(self) -> bool:
+        return self.node is None and not self.terminating
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """A gang and its scheduling state, as the service last recorded it.
+
+    ``satisfied`` is true once min_member members have been bound together; after that the gang's
+    further members (replacements, members beyond min_member) are scheduled as ordinary pods.
+    ``wait_started`` is when the timeout clock started (the first cycle that could place a
+    member); ``fallen_back`` marks a Soft gang whose timeout sent it to pod-at-a-time scheduling.
+    """
+
+    namespace: str
+    name: str
+    min_member: int
+    min_resources: Mapping[str, int] = field(default_factory=dict)
+    total_number: int | None = None
+    mode: GangMode = GangMode.STRICT
+    wait_seconds: float | None = None  # None: wait forever
+    style: TimeoutStyle = TimeoutStyle.HARD
+    group: str | None = None  # key of the GangGroup this gang belongs to
+    created: float = 0.0
+    phase: GangPhase = GangPhase.PENDING
+    priority: int | None = None  # None: the highest priority among its pods
+    placement: Placement = Placement.BINPACK
+    preemptible: bool = True
+    queue: str = "default"
+    satisfied: bool = False
+    wait_started: float | None = None
+    fallen_back: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class GangGroup:
+    """Gangs (``namespace/name`` keys, any namespaces) that bind together or not at all.
+
+    A member listed here that has no Gang in the snapshot yet holds the whole group back.
+    """
+
+    key: str
+    members: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()  # every non-terminal pod: bound and pending
+    gangs: tuple[Gang, ...] = ()
+    gang_groups: tuple[GangGroup, ...] = ()
+
+
+class HeadOfLine(str, enum.Enum):
+    """What the units behind a gang that cannot start may do (the policies of issue 7)."""
+
+    RESERVE = "reserve"  # EASY backfilling: they may start only where they never delay the head
+    BLOCK = "block"  # strict FIFO: nothing behind the head starts (kube-batch/YuniKorn FIFO)
+    NONE = "none"  # greedy: anything that fits starts (scheduler-plugins coscheduling)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Switches for the engine's policies; the defaults are gangsched's own behaviour.
+
+    The other settings exist so that trace replay can model the systems gangsched replaces with
+    the same code: ``gangs=False`` is pod-at-a-time kube-scheduler, ``force_mode`` NonStrict with
+    ``deadlock_resolution=False`` is Koordinator NonStrict, and so on.
+    """
+
+    head_of_line: HeadOfLine = HeadOfLine.RESERVE
+    preemption: bool = True
+    deadlock_resolution: bool = True
+    timeouts: bool = True
+    gangs: bool = True
+    force_mode: GangMode | None = None

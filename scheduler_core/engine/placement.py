@@ -1,0 +1,95 @@
+"""Placing copies of one pod shape on nodes, by count, vectorised over nodes.
+
+Members of a gang mostly come in a few identical shapes (a YuniKorn task group, a Job's
+template). Instead of trying each pod on each node, the engine asks once per shape how many
+copies each node can take, then picks nodes by the gang's placement policy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model import Placement
+
+_BIG = np.int64(1) << np.int64(40)
+
+
+def fit_counts(free: np.ndarray, request: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """How many copies of ``request`` each node can take (0 where the mask rules it out)."""
+    positive = request > 0
+    if not positive.any():
+        counts = np.full(free.shape[0], _BIG, dtype=np.int64)
+    else:
+        counts = (np.maximum(free[:, positive], 0) // request[positive]).min(axis=1)
+    counts[~mask] = 0
+    return counts
+
+
+def choose(
+    counts: np.ndarray,
+    need: int,
+    free: np.ndarray,
+    alloc: np.ndarray,
+    request: np.ndarray,
+    placement: Placement,
+) -> np.ndarray:
+    """How many copies to put on each node: at most ``need`` in all, as many as fit.
+
+    Bin-packing takes the nodes that can hold the most of what is left first (fewer nodes: a
+    node that takes the whole gang wins), and among equals the fullest (the least free after
+    placing, relative to capacity), so big holes stay whole for the next big gang. Spread fills
+    level by level: one per node, then two, ...
+    """
+    takes = np.zeros(counts.shape[0], dtype=np.int64)
+    if need <= 0:
+        return takes
+    capped = np.minimum(counts, need)
+    candidates = np.flatnonzero(capped)
+    if candidates.size == 0:
+        return takes
+    if placement == Placement.SPREAD:
+        return _spread(capped, need, free, takes, candidates)
+    positive = request > 0
+    left_after = free[candidates][:, positive] - capped[candidates, None] * request[positive]
+    fullness = (left_after / np.maximum(alloc[candidates][:, positive], 1)).sum(axis=1)
+    order = candidates[np.lexsort((candidates, fullness, -capped[candidates]))]
+    cumulative = np.cumsum(capped[order])
+    last = int(np.searchsorted(cumulative, need))  # first position where the total reaches need
+    chosen = order[: last + 1]
+    takes[chosen] = capped[chosen]
+    excess = int(cumulative[min(last, len(order) - 1)]) - need
+    if excess > 0:
+        takes[chosen[-1]] -= excess
+    return takes
+
+
+def _spread(
+    capped: np.ndarray, need: int, free: np.ndarray, takes: np.ndarray, candidates: np.ndarray
+) -> np.ndarray:
+    total = int(capped.sum())
+    if total <= need:
+        takes[:] = capped
+        return takes
+    # The lowest level L at which min(capped, L) summed reaches need: everybody gets up to L-1,
+    # and the remainder goes one each to the nodes with most room, in a stable order.
+    low, high = 1, int(capped.max())
+    while low < high:
+        mid = (low + high) // 2
+        if int(np.minimum(capped, mid).sum()) >= need:
+            high = mid
+        else:
+            low = mid + 1
+    level = low
+    takes[:] = np.minimum(capped, level - 1)
+    remainder = need - int(takes.sum())
+    if remainder > 0:
+        eligible = candidates[capped[candidates] >= level]
+        room = free[eligible].sum(axis=1)
+        order = eligible[np.lexsort((eligible, -room))]
+        takes[order[:remainder]] += 1
+    return takes
+
+
+def spread_nodes(takes: np.ndarray) -> np.ndarray:
+    """Node index for each placed copy, in node order: ``[0, 0, 3]`` for takes {0: 2, 3: 1}."""
+    return np.repeat(np.arange(takes.shape[0]), takes)

@@ -1,0 +1,163 @@
+"""One cycle's working state, shared by the actions (Volcano's session, kept small).
+
+The session is opened on a snapshot, the actions run in a fixed order and record their decisions
+in ``result``; placements are tried inside a ``Trial`` that is committed only when the gang rule
+holds, and discarded otherwise, so no half-placed gang ever leaks out of an action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .decisions import CycleResult
+from .filters import NodeFilter, constraint_key
+from .model import EngineConfig, Gang, GangMode, Placement, Pod, Snapshot
+from .placement import choose, fit_counts, spread_nodes
+from .queue import Unit, build_units, pods_by_gang
+from .state import ClusterState
+
+
+class Session:
+    def __init__(self, snapshot: Snapshot, now: float, config: EngineConfig) -> None:
+        self.snapshot = snapshot
+        self.now = now
+        self.config = config
+        self.state = ClusterState(snapshot)
+        self.filter = NodeFilter(snapshot.nodes)
+        self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
+        self.members: dict[str, list[Pod]] = pods_by_gang(snapshot)
+        self.pods: dict[str, Pod] = {pod.key: pod for pod in snapshot.pods}
+        self.result = CycleResult()
+        # Reservations changed during the cycle: pod key -> node name (None: released).
+        self.reserved: dict[str, str | None] = {}
+        self.bound: set[str] = set()
+        self.bound_at: dict[str, int] = {}  # pods bound in this cycle -> node index
+        self.evicted: set[str] = set()
+        self.units: list[Unit] = []
+        # Units finished with in this cycle (placed, reserved by preemption): skipped by later actions.
+        self.done: set[str] = set()
+
+    def build_queue(self) -> None:
+        self.units = build_units(self.snapshot, self.config, self.gangs, self.members)
+
+    def mode(self, gang: Gang) -> GangMode:
+        return self.config.force_mode or gang.mode
+
+    def reserved_node(self, pod: Pod) -> str | None:
+        return self.reserved.get(pod.key, pod.reserved_node)
+
+    def held(self, gang_key: str) -> list[Pod]:
+        """Pending members of the gang that hold a reservation right now."""
+        return [
+            pod
+            for pod in self.members.get(gang_key, ())
+            if pod.pending and pod.key not in self.bound and self.reserved_node(pod) is not None
+        ]
+
+    def waiting(self, gang_key: str) -> list[Pod]:
+        """Pending members of the gang with nothing held, in a stable order."""
+        return [
+            pod
+            for pod in self.members.get(gang_key, ())
+            if pod.pending and pod.key not in self.bound and self.reserved_node(pod) is None
+        ]
+
+    def running(self, gang_key: str) -> list[Pod]:
+        return [
+            pod
+            for pod in self.members.get(gang_key, ())
+            if (not pod.pending or pod.key in self.bound) and pod.key not in self.evicted
+        ]
+
+
+@dataclass
+class Placed:
+    """Copies of one shape placed in a trial: the pods and the node index of each."""
+
+    pods: list[Pod]
+    nodes: np.ndarray
+    request: np.ndarray
+
+
+@dataclass
+class Trial:
+    """Tentative placements: applied to the state at once, undone by ``discard``.
+
+    ``limit`` (N x R), when given, caps what the trial may take on each node: the capacity a
+    backfilled unit may use without delaying the head of the queue.
+    """
+
+    state: ClusterState
+    limit: np.ndarray | None = None
+    placed: list[Placed] = field(default_factory=list)
+
+    def available(self) -> np.ndarray:
+        free = self.state.free
+        return free if self.limit is None else np.minimum(free, self.limit)
+
+    def place(self, session: Session, pods: list[Pod], gang: Gang | None) -> list[Pod]:
+        """Place as many of ``pods`` as fit, shape by shape; return those left unplaced."""
+        left: list[Pod] = []
+        placement = gang.placement if gang is not None else Placement.BINPACK
+        for request, shape_pods in shapes(session, pods):
+            mask = session.filter.mask(shape_pods[0])
+            available = self.available()
+            counts = fit_counts(available, request, mask)
+            takes = choose(counts, len(shape_pods), available, self.state.alloc, request, placement)
+            nodes = spread_nodes(takes)
+            if nodes.size:
+                self.state.used += takes[:, None] * request
+                if self.limit is not None:
+                    self.limit -= takes[:, None] * request
+                self.placed.append(Placed(shape_pods[: nodes.size], nodes, request))
+            left.extend(shape_pods[nodes.size :])
+        return left
+
+    def discard(self) -> None:
+        for placed in reversed(self.placed):
+            self._undo(placed)
+        self.placed.clear()
+
+    def discard_gang(self, gang_key: str) -> None:
+        """Undo only the placements of one gang (a Strict gang inside a group that failed)."""
+        keep = []
+        for placed in self.placed:
+            if placed.pods[0].gang == gang_key:
+                self._undo(placed)
+            else:
+                keep.append(placed)
+        self.placed = keep
+
+    def _undo(self, placed: Placed) -> None:
+        counts = np.bincount(placed.nodes, minlength=self.state.alloc.shape[0])
+        self.state.used -= counts[:, None] * placed.request
+        if self.limit is not None:
+            self.limit += counts[:, None] * placed.request
+
+    def assignments(self) -> list[tuple[Pod, str]]:
+        names = self.state.node_names
+        return [
+            (pod, names[int(index)])
+            for placed in self.placed
+            for pod, index in zip(placed.pods, placed.nodes, strict=True)
+        ]
+
+
+def shapes(session: Session, pods: list[Pod]) -> list[tuple[np.ndarray, list[Pod]]]:
+    """Pods grouped by identical request and constraints, biggest first, stable within a shape."""
+    groups: dict[tuple, tuple[np.ndarray, list[Pod]]] = {}
+    for pod in pods:
+        request = session.state.vector(pod)
+        key = (request.tobytes(), constraint_key(pod))
+        if key not in groups:
+            groups[key] = (request, [])
+        groups[key][1].append(pod)
+    alloc_max = np.maximum(session.state.alloc.max(axis=0), 1) if session.state.alloc.size else None
+
+    def size(item: tuple[np.ndarray, list[Pod]]) -> float:
+        request = item[0]
+        return float((request / alloc_max).sum()) if alloc_max is not None else 0.0
+
+    return sorted(groups.values(), key=lambda item: -size(item))
