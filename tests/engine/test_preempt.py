@@ -4,7 +4,7 @@ import dataclasses
 
 from scheduler_core.engine import Reason, TransitionKind, apply_result, run_cycle
 
-from .world import NOW, bound_of, gang, members, nodes, pod, snapshot
+from .world import NOW, bound_of, gang, members, node, nodes, pod, snapshot
 
 
 def running(key: str, count: int, node: str, cpu: float, priority: int, **gang_kwargs):
@@ -80,3 +80,13 @@ def test_equal_priority_is_never_preempted():
         gangs=tuple(dataclasses.replace(g, priority=10) for g in state.gangs),
     )
     assert run_cycle(state, NOW).evictions == []
+
+
+def test_a_pending_replacement_of_a_preempted_gang_waits_for_its_whole_gang():
+    state = world()
+    replacement = members("batch/low", 1, start=2, cpu=0.5, priority=0)
+    spare = node("spare", cpu=1)  # room the replacement could take, were it an ordinary pod
+    state = dataclasses.replace(state, nodes=(*state.nodes, spare), pods=(*state.pods, *replacement))
+    result = run_cycle(state, NOW)
+    assert evicted(result) == {"batch/low-0", "batch/low-1"}
+    assert bound_of(result, "batch/low") == []

@@ -28,7 +28,7 @@ def allocate(session: Session) -> None:
     config = session.config
     head: Head | None = None
     for unit in session.units:
-        if unit.key in session.done:
+        if unit.key in session.done or _requeued(session, unit):
             continue
         if head is not None and config.head_of_line == HeadOfLine.BLOCK:
             _explain_behind(session, unit, head)
@@ -59,6 +59,14 @@ def allocate(session: Session) -> None:
             continue
         _keep_reservations(session, unit)
         head = plan_head(session, unit)
+
+
+def _requeued(session: Session, unit: Unit) -> bool:
+    """A lone member of a gang preempted earlier in this cycle: it waits for its whole gang."""
+    if unit.is_gang or not session.config.gangs:
+        return False
+    gang = session.gangs.get(unit.pods[0].gang) if unit.pods[0].gang is not None else None
+    return gang is not None and not gang.satisfied and not gang.fallen_back
 
 
 def _fits(session: Session, unit: Unit) -> bool:
