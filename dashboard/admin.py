@@ -1,0 +1,97 @@
+"""The Django admin over every model, with stock ModelAdmin features only.
+
+History models (SchedulingCycle, GangEvent, BindJournal) are append-only records written by the
+scheduler: the admin shows them read-only.
+"""
+
+from django.contrib import admin
+
+from scheduler_core.models import BindJournal, Gang, GangEvent, GangGroup, Member, Node, SchedulingCycle
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Node)
+class NodeAdmin(admin.ModelAdmin):
+    list_display = ["name", "ready", "unschedulable", "allocatable", "updated"]
+    list_filter = ["ready", "unschedulable"]
+    search_fields = ["name"]
+
+
+@admin.register(GangGroup)
+class GangGroupAdmin(admin.ModelAdmin):
+    list_display = ["key", "members", "created"]
+    search_fields = ["key"]
+
+
+class MemberInline(admin.TabularInline):
+    model = Member
+    fields = ["namespace", "name", "phase", "node", "reserved_node", "priority"]
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Gang)
+class GangAdmin(admin.ModelAdmin):
+    list_display = [
+        "namespace", "name", "phase", "min_member", "total_number", "mode", "style", "queue",
+        "satisfied", "reason", "created",
+    ]  # fmt: skip
+    list_filter = [
+        "phase",
+        "mode",
+        "style",
+        "placement",
+        "queue",
+        "satisfied",
+        "fallen_back",
+        "restart_policy",
+    ]
+    search_fields = ["namespace", "name", "submitter", "message"]
+    date_hierarchy = "created"
+    list_select_related = ["group"]
+    raw_id_fields = ["group"]
+    inlines = [MemberInline]
+
+
+@admin.register(Member)
+class MemberAdmin(admin.ModelAdmin):
+    list_display = ["namespace", "name", "gang", "phase", "node", "reserved_node", "priority", "created"]
+    list_filter = ["phase"]
+    search_fields = ["namespace", "name", "node", "gang__name"]
+    list_select_related = ["gang"]
+    raw_id_fields = ["gang"]
+
+
+@admin.register(SchedulingCycle)
+class SchedulingCycleAdmin(ReadOnlyAdmin):
+    list_display = ["id", "started_at", "duration_s", "pods_considered", "pods_bound", "epoch", "worker"]
+    list_filter = ["worker"]
+    search_fields = ["worker"]
+    date_hierarchy = "started_at"
+
+
+@admin.register(GangEvent)
+class GangEventAdmin(ReadOnlyAdmin):
+    list_display = ["created", "gang", "kind", "reason", "cycle", "published_at"]
+    list_filter = ["kind"]
+    search_fields = ["gang__namespace", "gang__name", "reason"]
+    list_select_related = ["gang"]
+    date_hierarchy = "created"
+
+
+@admin.register(BindJournal)
+class BindJournalAdmin(ReadOnlyAdmin):
+    list_display = ["created", "member", "node", "state", "epoch", "cycle", "gang", "error"]
+    list_filter = ["state"]
+    search_fields = ["member__namespace", "member__name", "node", "error"]
+    list_select_related = ["member", "gang"]

@@ -1,0 +1,28 @@
+"""gangsched's persistent state, one module per topic.
+
+- ``cluster``: Node, the machines the scheduler places pods on.
+- ``gangs``: GangGroup, Gang and Member (a gang's pods, or a pod scheduled alone).
+- ``history``: append-only records: SchedulingCycle, GangEvent (drained by the publisher),
+  BindJournal (a decided placement written before the bind is attempted).
+
+Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
+``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
+"""
+
+from .cluster import Node
+from .gangs import Gang, GangGroup, Member, MemberPhase, RestartPolicy
+from .history import BindJournal, BindState, GangEvent, GangEventKind, SchedulingCycle
+
+__all__ = [
+    "BindJournal",
+    "BindState",
+    "Gang",
+    "GangEvent",
+    "GangEventKind",
+    "GangGroup",
+    "Member",
+    "MemberPhase",
+    "Node",
+    "RestartPolicy",
+    "SchedulingCycle",
+]

@@ -1,0 +1,26 @@
+from django.db import models
+from django.utils import timezone
+
+from scheduler_core.validators import validate_resource_map, validate_string_map, validate_taints
+
+
+class Node(models.Model):
+    """A machine pods can be bound to, as the cluster backend last reported it."""
+
+    name = models.CharField(max_length=253, unique=True)
+    # {"cpu": 64000, "memory": 274877906944, "nvidia.com/gpu": 8}: canonical integers
+    # (milli-CPU, bytes, counts), see scheduler_core/engine/quantity.py.
+    allocatable = models.JSONField(default=dict, blank=True, validators=[validate_resource_map])
+    labels = models.JSONField(default=dict, blank=True, validators=[validate_string_map])
+    # [{"key": "gpu", "value": "a100", "effect": "NoSchedule"}], Kubernetes' spelling.
+    taints = models.JSONField(default=list, blank=True, validators=[validate_taints])
+    unschedulable = models.BooleanField(default=False, help_text="Cordoned: no new pods are placed here.")
+    ready = models.BooleanField(default=True)
+    created = models.DateTimeField(default=timezone.now)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

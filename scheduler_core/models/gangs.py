@@ -1,0 +1,218 @@
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from scheduler_core.engine.decisions import Reason
+from scheduler_core.engine.model import GangMode, GangPhase, Placement, TimeoutStyle
+from scheduler_core.validators import (
+    validate_affinity,
+    validate_gang_keys,
+    validate_resource_map,
+    validate_string_map,
+    validate_tolerations,
+)
+
+from .base import choices_constraint, enum_choices
+
+PHASE_CHOICES = enum_choices(GangPhase)
+MODE_CHOICES = enum_choices(GangMode)
+STYLE_CHOICES = enum_choices(TimeoutStyle)
+PLACEMENT_CHOICES = enum_choices(Placement)
+REASON_CHOICES = enum_choices(Reason)
+
+
+class RestartPolicy(models.TextChoices):
+    """What happens when a running gang loses members (failed or evicted pods)."""
+
+    RESTART_GANG_WHEN_BELOW_MIN = "RestartGangWhenBelowMin"  # below min_member: restart them all
+    RESTART_FAILED_ONLY = "RestartFailedOnly"  # replace the failed pods, keep the others running
+    NEVER = "Never"  # the gang is Failed
+
+
+class MemberPhase(models.TextChoices):
+    """A pod's phase, as Kubernetes reports it (Unknown is reported as the last known phase)."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+#: Member phases whose pods hold (or will hold) capacity: the pods a snapshot carries.
+ACTIVE_MEMBER_PHASES = (MemberPhase.PENDING, MemberPhase.RUNNING)
+
+
+class GangGroup(models.Model):
+    """Gangs that must all be satisfied together (Koordinator's gang-group annotation).
+
+    ``members`` lists every gang the group expects, as ``namespace/name`` keys, including gangs
+    not submitted yet: a listed gang with no row holds the whole group back. ``Gang.group`` points
+    the submitted ones here; services keep the two in step.
+    """
+
+    key = models.CharField(max_length=512, unique=True)
+    members = models.JSONField(default=list, validators=[validate_gang_keys])
+    created = models.DateTimeField(default=timezone.now)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Gang(models.Model):
+    """A set of pods placed all together or not at all, with its scheduling state.
+
+    The fields the engine reads mirror ``scheduler_core.engine.model.Gang``; the rest (counts,
+    explanation, restart policy, declaration) serve services, pages and the API.
+    """
+
+    namespace = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+
+    # What was asked for.
+    min_member = models.PositiveIntegerField(help_text="Members that must be placed together.")
+    total_number = models.PositiveIntegerField(null=True, blank=True, help_text="Members expected in all.")
+    min_resources = models.JSONField(default=dict, blank=True, validators=[validate_resource_map])
+    mode = models.CharField(max_length=16, choices=MODE_CHOICES, default=GangMode.STRICT.value)
+    style = models.CharField(max_length=8, choices=STYLE_CHOICES, default=TimeoutStyle.HARD.value)
+    wait_seconds = models.FloatField(null=True, blank=True, help_text="Scheduling timeout; empty: forever.")
+    group = models.ForeignKey(
+        GangGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="gangs"
+    )
+    priority = models.IntegerField(null=True, blank=True, help_text="Empty: the highest of its pods'.")
+    placement = models.CharField(max_length=16, choices=PLACEMENT_CHOICES, default=Placement.BINPACK.value)
+    preemptible = models.BooleanField(default=True)
+    queue = models.CharField(max_length=63, default="default")
+    restart_policy = models.CharField(
+        max_length=32, choices=RestartPolicy.choices, default=RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN
+    )
+    submitter = models.CharField(max_length=150, blank=True)
+    declaration = models.JSONField(default=dict, blank=True, help_text="The manifest it was submitted as.")
+    source_format = models.CharField(max_length=32, blank=True, help_text="e.g. podgroup, volcano, yunikorn")
+
+    # Scheduling state, as the last cycle left it (see the engine's Gang docstring).
+    phase = models.CharField(max_length=16, choices=PHASE_CHOICES, default=GangPhase.PENDING.value)
+    satisfied = models.BooleanField(default=False)
+    wait_started = models.DateTimeField(null=True, blank=True)
+    fallen_back = models.BooleanField(default=False)
+    schedule_start_time = models.DateTimeField(null=True, blank=True)
+    running = models.PositiveIntegerField(default=0)
+    succeeded = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+
+    # Why it is not placed (the engine's latest Explanation); blank once placed.
+    reason = models.CharField(max_length=32, choices=REASON_CHOICES, blank=True)
+    message = models.TextField(blank=True)
+    details = models.JSONField(default=dict, blank=True)
+
+    # Settable (not auto_now_add) so that a gang synced from Kubernetes keeps its
+    # creationTimestamp: queue order is by creation time.
+    created = models.DateTimeField(default=timezone.now)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "name"], name="gang_unique_namespace_name"),
+            models.CheckConstraint(condition=Q(min_member__gte=1), name="gang_min_member_positive"),
+            models.CheckConstraint(
+                condition=Q(total_number__isnull=True) | Q(total_number__gte=F("min_member")),
+                name="gang_total_number_at_least_min_member",
+            ),
+            models.CheckConstraint(
+                condition=Q(wait_seconds__isnull=True) | Q(wait_seconds__gte=0),
+                name="gang_wait_seconds_non_negative",
+            ),
+            # Only a Soft gang falls back to pod-at-a-time scheduling; a Hard one times out.
+            models.CheckConstraint(
+                condition=Q(fallen_back=False) | Q(style=TimeoutStyle.SOFT.value),
+                name="gang_fallen_back_only_soft",
+            ),
+            choices_constraint("phase", PHASE_CHOICES, "gang_phase_valid"),
+            choices_constraint("mode", MODE_CHOICES, "gang_mode_valid"),
+            choices_constraint("style", STYLE_CHOICES, "gang_style_valid"),
+            choices_constraint("placement", PLACEMENT_CHOICES, "gang_placement_valid"),
+            choices_constraint("restart_policy", RestartPolicy.choices, "gang_restart_policy_valid"),
+            models.CheckConstraint(
+                condition=Q(reason="") | Q(reason__in=[value for value, _ in REASON_CHOICES]),
+                name="gang_reason_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["phase"], name="gang_phase_idx"),
+            models.Index(fields=["namespace"], name="gang_namespace_idx"),
+            models.Index(fields=["created"], name="gang_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, the gang's name in the engine, events and URLs."""
+        return f"{self.namespace}/{self.name}"
+
+
+class Member(models.Model):
+    """A pod: a member of a gang, or (``gang`` empty) a pod scheduled on its own.
+
+    ``node`` and ``reserved_node`` are node *names*, as in a pod's spec.nodeName: a pod can be
+    bound to a node gangsched has not synced yet, and removing a Node row must not make its pods
+    look pending.
+    """
+
+    namespace = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    # Deleting a gang deletes its members: a pod whose gang is gone must not be bound on its own.
+    gang = models.ForeignKey(Gang, null=True, blank=True, on_delete=models.CASCADE, related_name="members")
+    requests = models.JSONField(default=dict, blank=True, validators=[validate_resource_map])
+    priority = models.IntegerField(default=0)
+    preemptible = models.BooleanField(default=True)
+    phase = models.CharField(max_length=16, choices=MemberPhase.choices, default=MemberPhase.PENDING)
+    node = models.CharField(max_length=253, null=True, blank=True, help_text="Bound to; empty: pending.")
+    reserved_node = models.CharField(
+        max_length=253, null=True, blank=True, help_text="Capacity held across cycles for this pending pod."
+    )
+    node_selector = models.JSONField(default=dict, blank=True, validators=[validate_string_map])
+    tolerations = models.JSONField(default=list, blank=True, validators=[validate_tolerations])
+    affinity = models.JSONField(default=list, blank=True, validators=[validate_affinity])
+    duration_seconds = models.FloatField(
+        null=True, blank=True, help_text="Expected runtime, for backfilling."
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    annotations = models.JSONField(default=dict, blank=True, validators=[validate_string_map])
+    labels = models.JSONField(default=dict, blank=True, validators=[validate_string_map])
+    created = models.DateTimeField(default=timezone.now)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["namespace", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "name"], name="member_unique_namespace_name"),
+            choices_constraint("phase", MemberPhase.choices, "member_phase_valid"),
+            models.CheckConstraint(
+                condition=Q(duration_seconds__isnull=True) | Q(duration_seconds__gte=0),
+                name="member_duration_non_negative",
+            ),
+            # A bound pod holds no reservation: binding consumes it.
+            models.CheckConstraint(
+                condition=Q(node__isnull=True) | Q(reserved_node__isnull=True),
+                name="member_bound_or_reserved",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["phase"], name="member_phase_idx"),
+            models.Index(fields=["gang", "phase"], name="member_gang_phase_idx"),
+            models.Index(fields=["node"], name="member_node_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"

@@ -1,0 +1,93 @@
+"""Shape checks for the JSON fields that mirror Kubernetes objects and engine inputs.
+
+The JSON keeps Kubernetes' own spelling (``matchExpressions``, ``effect``...), so a manifest's
+fragments are stored as they are; ``snapshot.py`` turns them into engine dataclasses. These
+validators run in ``full_clean()`` (the admin, model forms, serializers that call it), so a
+malformed row is refused where it is entered instead of failing a scheduling cycle later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TOLERATION_OPERATORS = ("Equal", "Exists")
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _fail(message: str, value: Any) -> None:
+    raise ValidationError(f"{message}: {value!r}", code="invalid")
+
+
+def validate_resource_map(value: Any) -> None:
+    """``{"cpu": 4000, "memory": 8589934592, "nvidia.com/gpu": 2}``: canonical non-negative ints."""
+    if not isinstance(value, dict):
+        _fail("resources must be an object of name -> integer", value)
+    for name, amount in value.items():
+        # bool is an int subclass; True as "1 GPU" is a bug, not a quantity.
+        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+            _fail(f"resource {name!r} must be a non-negative integer (canonical units)", amount)
+
+
+def validate_string_map(value: Any) -> None:
+    """Labels, annotations, node selectors: string -> string."""
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        _fail("must be an object of string -> string", value)
+
+
+def validate_taints(value: Any) -> None:
+    if not isinstance(value, list):
+        _fail("taints must be a list", value)
+    for taint in value:
+        if not isinstance(taint, dict) or not isinstance(taint.get("key"), str) or not taint["key"]:
+            _fail("a taint needs a non-empty key", taint)
+        if taint.get("effect", "NoSchedule") not in TAINT_EFFECTS:
+            _fail(f"a taint's effect must be one of {', '.join(TAINT_EFFECTS)}", taint)
+
+
+def validate_tolerations(value: Any) -> None:
+    if not isinstance(value, list):
+        _fail("tolerations must be a list", value)
+    for toleration in value:
+        if not isinstance(toleration, dict):
+            _fail("a toleration must be an object", toleration)
+        if toleration.get("operator", "Equal") not in TOLERATION_OPERATORS:
+            _fail("a toleration's operator must be Equal or Exists", toleration)
+        if toleration.get("effect", "") not in ("", *TAINT_EFFECTS):
+            _fail("a toleration's effect must be empty or a taint effect", toleration)
+
+
+def validate_affinity(value: Any) -> None:
+    """Required node affinity: a list of ``{"matchExpressions": [{"key", "operator", "values"}]}``
+    terms (Kubernetes' ``nodeSelectorTerms``), ORed; an empty list allows every node."""
+    if not isinstance(value, list):
+        _fail("affinity must be a list of node selector terms", value)
+    for term in value:
+        if not isinstance(term, dict) or not isinstance(term.get("matchExpressions", []), list):
+            _fail("a node selector term must be an object with a matchExpressions list", term)
+        for requirement in term.get("matchExpressions", []):
+            if not isinstance(requirement, dict) or not isinstance(requirement.get("key"), str):
+                _fail("a match expression needs a key", requirement)
+            if requirement.get("operator") not in SELECTOR_OPERATORS:
+                _fail(
+                    f"a match expression's operator must be one of {', '.join(SELECTOR_OPERATORS)}",
+                    requirement,
+                )
+            values = requirement.get("values", [])
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                _fail("a match expression's values must be a list of strings", requirement)
+
+
+def validate_gang_keys(value: Any) -> None:
+    """A gang group's members: ``"namespace/name"`` strings, no duplicates."""
+    if not isinstance(value, list):
+        _fail("members must be a list of namespace/name keys", value)
+    for key in value:
+        if not isinstance(key, str) or key.count("/") != 1 or not all(key.split("/")):
+            _fail("a member must be a namespace/name key", key)
+    if len(set(value)) != len(value):
+        _fail("members must not repeat", value)
