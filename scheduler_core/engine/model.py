@@ -119,10 +119,12 @@ class Pod:
     duration: float | None = None
     preemptible: bool = True
     terminating: bool = False  # being deleted: still holds its node, never a victim again
+    # "namespace/name", computed once: the engine looks pods up by key hundreds of thousands
+    # of times per cycle.
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
 
     @property
     def pending(self) -> bool:
@@ -157,10 +159,10 @@ class Gang:
     satisfied: bool = False
     wait_started: float | None = None
     fallen_back: bool = False
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
 
 
 @dataclass(frozen=True, slots=True)

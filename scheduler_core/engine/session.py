@@ -32,7 +32,10 @@ class Session:
         self.result = CycleResult()
         # Reservations changed during the cycle: pod key -> node name (None: released).
         self.reserved: dict[str, str | None] = {}
-        self.bound: set[str] = set()
+        # Gangs that hold or held a reservation in this cycle: the others skip the lookups.
+        self.holders: set[str] = {
+            pod.gang for pod in snapshot.pods if pod.reserved_node is not None and pod.gang is not None
+        }
         self.bound_at: dict[str, int] = {}  # pods bound in this cycle -> node index
         self.evicted: set[str] = set()
         self.units: list[Unit] = []
@@ -48,27 +51,39 @@ class Session:
     def reserved_node(self, pod: Pod) -> str | None:
         return self.reserved.get(pod.key, pod.reserved_node)
 
+    def reserve(self, pod: Pod, node: str | None) -> None:
+        """Record a reservation made (a node) or released (None) in this cycle."""
+        self.reserved[pod.key] = node
+        if pod.gang is not None:
+            self.holders.add(pod.gang)
+
     def held(self, gang_key: str) -> list[Pod]:
         """Pending members of the gang that hold a reservation right now."""
+        if gang_key not in self.holders:
+            return []
         return [
             pod
             for pod in self.members.get(gang_key, ())
-            if pod.pending and pod.key not in self.bound and self.reserved_node(pod) is not None
+            if pod.pending and pod.key not in self.bound_at and self.reserved_node(pod) is not None
         ]
 
     def waiting(self, gang_key: str) -> list[Pod]:
         """Pending members of the gang with nothing held, in a stable order."""
+        if gang_key not in self.holders:
+            return [
+                pod for pod in self.members.get(gang_key, ()) if pod.pending and pod.key not in self.bound_at
+            ]
         return [
             pod
             for pod in self.members.get(gang_key, ())
-            if pod.pending and pod.key not in self.bound and self.reserved_node(pod) is None
+            if pod.pending and pod.key not in self.bound_at and self.reserved_node(pod) is None
         ]
 
     def running(self, gang_key: str) -> list[Pod]:
         return [
             pod
             for pod in self.members.get(gang_key, ())
-            if (not pod.pending or pod.key in self.bound) and pod.key not in self.evicted
+            if (not pod.pending or pod.key in self.bound_at) and pod.key not in self.evicted
         ]
 
 
@@ -105,7 +120,9 @@ class Trial:
             mask = session.filter.mask(shape_pods[0])
             available = self.available()
             counts = fit_counts(available, request, mask)
-            takes = choose(counts, len(shape_pods), available, self.state.alloc, request, placement)
+            takes = choose(
+                counts, len(shape_pods), available, self.state.alloc, request, placement, self.state.scale
+            )
             nodes = spread_nodes(takes)
             if nodes.size:
                 self.state.used += takes[:, None] * request
@@ -154,10 +171,7 @@ def shapes(session: Session, pods: list[Pod]) -> list[tuple[np.ndarray, list[Pod
         if key not in groups:
             groups[key] = (request, [])
         groups[key][1].append(pod)
-    alloc_max = np.maximum(session.state.alloc.max(axis=0), 1) if session.state.alloc.size else None
-
-    def size(item: tuple[np.ndarray, list[Pod]]) -> float:
-        request = item[0]
-        return float((request / alloc_max).sum()) if alloc_max is not None else 0.0
-
-    return sorted(groups.values(), key=lambda item: -size(item))
+    if len(groups) == 1:
+        return list(groups.values())
+    scale = session.state.scale
+    return sorted(groups.values(), key=lambda item: -float((item[0] / scale).sum()))

@@ -40,7 +40,9 @@ class ClusterState:
             if "pods" not in node.allocatable:
                 self.alloc[i, pods_col] = UNLIMITED
         self.used = np.zeros_like(self.alloc)
-        self._vectors: dict[int, np.ndarray] = {}
+        # The largest capacity of each resource: the yardstick for "how big is this pod".
+        self.scale = np.maximum(self.alloc.max(axis=0), 1) if len(self.node_names) else np.ones(len(names))
+        self._vectors: dict[tuple, np.ndarray] = {}
         for pod in snapshot.pods:
             where = pod.node if pod.node is not None else pod.reserved_node
             index = self.node_index.get(where) if where is not None else None
@@ -52,13 +54,18 @@ class ClusterState:
         return self.alloc - self.used
 
     def vector(self, pod: Pod) -> np.ndarray:
-        """The pod's request as a row; every pod also takes one of its node's ``pods``."""
-        cached = self._vectors.get(id(pod))
+        """The pod's request as a row; every pod also takes one of its node's ``pods``.
+
+        Cached by content: members of a gang mostly share one request, so a 1,000-pod gang
+        builds one array, not 1,000.
+        """
+        key = tuple(pod.requests.items())
+        cached = self._vectors.get(key)
         if cached is None:
             cached = self.requests_vector(pod.requests)
             cached[self.column["pods"]] = 1
             cached.flags.writeable = False
-            self._vectors[id(pod)] = cached
+            self._vectors[key] = cached
         return cached
 
     def requests_vector(self, requests: Mapping[str, int]) -> np.ndarray:

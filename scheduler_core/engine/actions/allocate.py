@@ -118,7 +118,7 @@ def _keep_reservations(session: Session, unit: Unit) -> None:
         if session.mode(session.gangs[key]) != GangMode.NON_STRICT:
             result.trial.discard_gang(key)
     for pod, node in result.trial.assignments():
-        session.reserved[pod.key] = node
+        session.reserve(pod, node)
         session.result.reservations.append(
             Reserve(pod.key, node, pod.gang, "NonStrict: accumulating members")
         )

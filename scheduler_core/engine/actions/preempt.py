@@ -129,7 +129,7 @@ def _commit(session: Session, unit: Unit, chosen: list[Victim]) -> None:
             session.result.transitions.append(Transition(key, TransitionKind.PREEMPTED, reason))
     result = attempt(session, unit)
     for pod, node in result.trial.assignments():
-        session.reserved[pod.key] = node
+        session.reserve(pod, node)
         session.result.reservations.append(Reserve(pod.key, node, pod.gang, f"nominated: evicting {names}"))
     session.done.add(unit.key)
     for key in unit.gangs or (unit.key,):

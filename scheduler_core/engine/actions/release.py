@@ -14,6 +14,6 @@ def release_held(session: Session, gang_key: str, reason: str) -> int:
         index = session.state.node_index.get(node)
         if index is not None:
             session.state.used[index] -= session.state.vector(pod)
-        session.reserved[pod.key] = None
+        session.reserve(pod, None)
         session.result.releases.append(Release(pod.key, node, gang_key, reason))
     return len(held)

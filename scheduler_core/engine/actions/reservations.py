@@ -37,5 +37,5 @@ def validate(session: Session) -> None:
 def _release(session: Session, pod, index: int | None, reason: str) -> None:
     if index is not None:
         session.state.used[index] -= session.state.vector(pod)
-    session.reserved[pod.key] = None
+    session.reserve(pod, None)
     session.result.releases.append(Release(pod.key, pod.reserved_node, pod.gang, reason))
