@@ -66,7 +66,7 @@ class GangAdmin(admin.ModelAdmin):
 @admin.register(Member)
 class MemberAdmin(admin.ModelAdmin):
     list_display = ["namespace", "name", "gang", "phase", "node", "reserved_node", "priority", "created"]
-    list_filter = ["phase"]
+    list_filter = ["phase", "terminating", "preemptible"]
     search_fields = ["namespace", "name", "node", "gang__name"]
     list_select_related = ["gang"]
     raw_id_fields = ["gang"]

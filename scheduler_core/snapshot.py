@@ -123,6 +123,7 @@ def member_to_engine(member: Member, gang_key: str | None) -> engine.Pod:
         started=to_epoch(member.started_at),
         duration=member.duration_seconds,
         preemptible=member.preemptible,
+        terminating=member.terminating,
     )
 
 

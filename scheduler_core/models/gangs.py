@@ -171,6 +171,9 @@ class Member(models.Model):
     requests = models.JSONField(default=dict, blank=True, validators=[validate_resource_map])
     priority = models.IntegerField(default=0)
     preemptible = models.BooleanField(default=True)
+    # Being deleted (a deletionTimestamp is set): it still holds its node until it is gone, and
+    # the engine never picks it as a preemption victim again.
+    terminating = models.BooleanField(default=False)
     phase = models.CharField(max_length=16, choices=MemberPhase.choices, default=MemberPhase.PENDING)
     node = models.CharField(max_length=253, null=True, blank=True, help_text="Bound to; empty: pending.")
     reserved_node = models.CharField(

@@ -79,7 +79,7 @@ def world(db):
     Gang.objects.create(namespace="ml", name="old", min_member=1, phase=GangPhase.FINISHED.value)
     killed = Gang.objects.create(namespace="ml", name="dying", min_member=1, phase=GangPhase.KILLED.value)
     Member.objects.create(
-        namespace="ml", name="dying-0", gang=killed, phase=MemberPhase.RUNNING, node="gpu-b"
+        namespace="ml", name="dying-0", gang=killed, phase=MemberPhase.RUNNING, node="gpu-b", terminating=True
     )
 
 
@@ -123,6 +123,7 @@ def test_pods_are_the_pending_and_running_members(world):
     )
     assert pods["ml/train-1"].pending and pods["ml/train-1"].reserved_node == "gpu-b"
     assert pods["web/solo"].gang is None and pods["web/solo"].preemptible is False
+    assert pods["ml/dying-0"].terminating is True and pods["ml/train-0"].terminating is False
 
 
 def test_gangs_carry_their_scheduling_state(world):
