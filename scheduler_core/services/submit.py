@@ -1,0 +1,206 @@
+"""The minimal submission path: a gang and its pods (or a pod alone) from plain dicts.
+
+The demo, the tests and later the manifest formats and the REST API all come through here, so
+every check that protects the scheduler from a bad submission lives here once. Each error is a
+ValueError that names what is wrong (the gang, the pod, the resource), because its text goes
+straight back to whoever submitted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
+from scheduler_core.engine.quantity import QuantityError, parse_resources
+from scheduler_core.models import Gang, GangEventKind, Member, RestartPolicy
+from scheduler_core.validators import (
+    validate_affinity,
+    validate_string_map,
+    validate_tolerations,
+)
+
+from .history import event_record
+
+logger = logging.getLogger(__name__)
+
+#: The keys a pod dict may have; anything else is a typo the submitter wants to hear about.
+POD_FIELDS = frozenset(
+    {
+        "name",
+        "requests",
+        "priority",
+        "preemptible",
+        "node_selector",
+        "tolerations",
+        "affinity",
+        "duration_seconds",
+        "labels",
+        "annotations",
+    }
+)
+#: Gang fields a submission may set; scheduling state (phase, counts...) is the scheduler's.
+GANG_FIELDS = frozenset(
+    {
+        "total_number",
+        "min_resources",
+        "mode",
+        "style",
+        "wait_seconds",
+        "priority",
+        "placement",
+        "preemptible",
+        "queue",
+        "restart_policy",
+        "submitter",
+        "declaration",
+        "source_format",
+    }
+)
+_CHOICES = {
+    "mode": [m.value for m in GangMode],
+    "style": [s.value for s in TimeoutStyle],
+    "placement": [p.value for p in Placement],
+    "restart_policy": list(RestartPolicy.values),
+}
+_JSON_CHECKS = {
+    "node_selector": validate_string_map,
+    "labels": validate_string_map,
+    "annotations": validate_string_map,
+    "tolerations": validate_tolerations,
+    "affinity": validate_affinity,
+}
+
+
+@transaction.atomic
+def gang_submit(*, namespace: str, name: str, min_member: int, pods: list[dict], **gang_fields: Any) -> Gang:
+    """Create a gang and its pods in one transaction, with a ``created`` event.
+
+    Two submissions racing under one name are settled by the unique constraints (the loser gets
+    an IntegrityError); the checks here give everyone else a readable error first.
+    """
+    key = f"{namespace}/{name}"
+    fields = _gang_fields(key, min_member, len(pods), gang_fields)
+    members = _members(namespace, pods, where=f"gang {key}")
+    if Gang.objects.filter(namespace=namespace, name=name).exists():
+        raise ValueError(f"gang {key} already exists")
+    _refuse_existing(namespace, members)
+    gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member, **fields)
+    for member in members:
+        member.gang = gang
+    Member.objects.bulk_create(members)
+    event_record(
+        gang=gang, kind=GangEventKind.CREATED, reason=f"{len(members)} pods, min_member {min_member}"
+    )
+    logger.info("gang %s submitted: %d pods, min_member %d", key, len(members), min_member)
+    return gang
+
+
+@transaction.atomic
+def pod_submit(*, namespace: str, **pod: Any) -> Member:
+    """Create a pod scheduled on its own (no gang); ``pod`` takes the keys of ``POD_FIELDS``."""
+    (member,) = _members(namespace, [pod], where=f"namespace {namespace}")
+    _refuse_existing(namespace, [member])
+    member.save()
+    logger.info("pod %s submitted", member.key)
+    return member
+
+
+def _gang_fields(key: str, min_member: int, pods: int, fields: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(fields) - GANG_FIELDS)
+    if unknown:
+        raise ValueError(f"gang {key}: unknown field(s) {', '.join(unknown)}")
+    if not isinstance(min_member, int) or isinstance(min_member, bool) or min_member < 1:
+        raise ValueError(f"gang {key}: min_member must be a positive integer, not {min_member!r}")
+    total = fields.get("total_number")
+    if total is not None and total < min_member:
+        raise ValueError(f"gang {key}: total_number {total} is below min_member {min_member}")
+    if total is not None and pods > total:
+        raise ValueError(f"gang {key}: {pods} pods submitted but total_number is {total}")
+    if total is None and pods < min_member:
+        raise ValueError(
+            f"gang {key}: min_member {min_member} but only {pods} pods "
+            "(set total_number if more members will come)"
+        )
+    result = dict(fields)
+    for field, allowed in _CHOICES.items():
+        value = result.get(field)
+        if isinstance(value, (GangMode, TimeoutStyle, Placement)):
+            value = result[field] = value.value
+        if value is not None and value not in allowed:
+            raise ValueError(f"gang {key}: {field} {value!r} is not one of {', '.join(allowed)}")
+    if result.get("wait_seconds") is not None and result["wait_seconds"] < 0:
+        raise ValueError(f"gang {key}: wait_seconds must not be negative")
+    if "min_resources" in result:
+        try:
+            result["min_resources"] = parse_resources(result["min_resources"])
+        except QuantityError as error:
+            raise ValueError(f"gang {key}: min_resources: {error}") from None
+    return result
+
+
+def _members(namespace: str, pods: list[dict], *, where: str) -> list[Member]:
+    members, seen = [], set()
+    for index, pod in enumerate(pods):
+        name = pod.get("name")
+        if not name or not isinstance(name, str):
+            raise ValueError(f"{where}: pod #{index + 1} needs a name")
+        if name in seen:
+            raise ValueError(f"{where}: pod name {name} is used twice")
+        seen.add(name)
+        members.append(_member(namespace, pod, where=f"{where}: pod {name}"))
+    return members
+
+
+def _member(namespace: str, pod: Mapping[str, Any], *, where: str) -> Member:
+    unknown = sorted(set(pod) - POD_FIELDS)
+    if unknown:
+        raise ValueError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    try:
+        requests = parse_resources(pod.get("requests"))
+    except QuantityError as error:
+        raise ValueError(f"{where}: {error}") from None
+    spec = {field: pod[field] for field in _JSON_CHECKS if pod.get(field) is not None}
+    if "affinity" in spec:
+        spec["affinity"] = _selector_terms(spec["affinity"])
+    for field, check in _JSON_CHECKS.items():
+        try:
+            check(spec.get(field, [] if field in ("tolerations", "affinity") else {}))
+        except ValidationError as error:
+            raise ValueError(f"{where}: {field}: {'; '.join(error.messages)}") from None
+    duration = pod.get("duration_seconds")
+    if duration is not None and (not isinstance(duration, (int, float)) or duration < 0):
+        raise ValueError(f"{where}: duration_seconds must be a non-negative number, not {duration!r}")
+    return Member(
+        namespace=namespace,
+        name=pod["name"],
+        requests=requests,
+        priority=int(pod.get("priority") or 0),
+        preemptible=bool(pod.get("preemptible", True)),
+        duration_seconds=duration,
+        **spec,
+    )
+
+
+def _selector_terms(affinity: Any) -> Any:
+    """Accept a pod's whole ``affinity`` object too: its required node selector terms are what
+    the scheduler stores (``Member.affinity`` is the list of terms)."""
+    if isinstance(affinity, dict) and "nodeAffinity" in affinity:
+        required = affinity["nodeAffinity"].get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+        return list(required.get("nodeSelectorTerms", []))
+    return affinity
+
+
+def _refuse_existing(namespace: str, members: list[Member]) -> None:
+    taken = sorted(
+        Member.objects.filter(namespace=namespace, name__in=[m.name for m in members]).values_list(
+            "name", flat=True
+        )
+    )
+    if taken:
+        raise ValueError(f"pod {namespace}/{taken[0]} already exists")
+
