@@ -11,5 +11,14 @@ import os
 # Redis database 15 for tests: Celery messages, results and channel-layer groups of a test run
 # never mix with those of a `make run` on database 0.
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
+# A queue of this run's own: Celery workers started by tests (they inherit the environment)
+# never take tasks sent by another test run on the same Redis database, nor the other way round.
+os.environ.setdefault("GANGSCHED_CELERY_QUEUE", f"test-{os.getpid()}")
 
 from gangsched.settings import *  # noqa: E402, F403
+
+# GANGSCHED_TEST_DB gives a test run its own database, so two runs on one machine (two
+# engineers in one tree, or the CI run beside a developer's) never drop each other's.
+DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(  # noqa: F405
+    "GANGSCHED_TEST_DB", "test_" + DATABASES["default"]["NAME"]  # noqa: F405
+)

@@ -1,5 +1,7 @@
 """Celery settings, read by ``gangsched/celery.py`` through the ``CELERY_`` namespace."""
 
+import os
+
 from .base import REDIS_URL
 
 CELERY_BROKER_URL = REDIS_URL
@@ -8,6 +10,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# The queue tasks go to and workers read. Tests give each run its own, so a test's worker never
+# takes another run's tasks from the shared Redis database.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("GANGSCHED_CELERY_QUEUE", "celery")
 
 # A task is acknowledged after it ran, not when a worker took it: a worker that dies mid-task
 # leaves the message to be redelivered instead of losing it. Tasks must therefore be idempotent.

@@ -8,3 +8,38 @@ from .env import parse_cluster_backend
 CLUSTER_BACKEND = parse_cluster_backend(os.environ.get("CLUSTER_BACKEND"))
 # The schedulerName pods set to be scheduled by gangsched on a real cluster.
 GANGSCHED_SCHEDULER_NAME = os.environ.get("GANGSCHED_SCHEDULER_NAME", "gangsched")
+
+# The scheduler lease (services/lease.py): a cycle's holder must finish (or renew) within this
+# many seconds, or another worker may take over and the stale holder's writes are refused.
+GANGSCHED_LEASE_TTL_S = float(os.environ.get("GANGSCHED_LEASE_TTL_S", "30"))
+# How often beat runs a cycle, the simulated kubelet and the timeout sweep, in seconds.
+GANGSCHED_CYCLE_INTERVAL_S = float(os.environ.get("GANGSCHED_CYCLE_INTERVAL_S", "1"))
+
+# Celery beat: the periodic work. The cycle also runs on demand when work arrives
+# (scheduler_core.tasks.cycle_trigger); extra triggers coalesce into one queued cycle.
+CELERY_BEAT_SCHEDULE = {
+    "scheduling-cycle": {
+        "task": "scheduler_core.tasks.schedule",
+        "schedule": GANGSCHED_CYCLE_INTERVAL_S,
+        "options": {"expires": 5 * GANGSCHED_CYCLE_INTERVAL_S},
+    },
+    "simulated-kubelet": {
+        "task": "scheduler_core.tasks.kubelet",
+        "schedule": GANGSCHED_CYCLE_INTERVAL_S,
+        "options": {"expires": 5 * GANGSCHED_CYCLE_INTERVAL_S},
+    },
+    "timeout-sweep": {
+        "task": "scheduler_core.tasks.sweep_timeouts",
+        "schedule": 5 * GANGSCHED_CYCLE_INTERVAL_S,
+        "options": {"expires": 10 * GANGSCHED_CYCLE_INTERVAL_S},
+    },
+    "publish-events": {
+        "task": "scheduler_core.tasks.publish_events",
+        "schedule": GANGSCHED_CYCLE_INTERVAL_S,
+        "options": {"expires": 5 * GANGSCHED_CYCLE_INTERVAL_S},
+    },
+}
+
+# Fault injection for the crash tests (tests/loop/test_worker.py, bench/): seconds to sleep after
+# a cycle has journaled its binds and before it binds them, so a test can kill the worker there.
+GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S = float(os.environ.get("GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S", "0"))

@@ -4,6 +4,7 @@
 - ``gangs``: GangGroup, Gang and Member (a gang's pods, or a pod scheduled alone).
 - ``history``: append-only records: SchedulingCycle, GangEvent (drained by the publisher),
   BindJournal (a decided placement written before the bind is attempted).
+- ``lease``: SchedulerLease, the single-scheduler lease with its fencing epoch.
 
 Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 ``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
@@ -12,6 +13,7 @@ Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 from .cluster import Node
 from .gangs import Gang, GangGroup, Member, MemberPhase, RestartPolicy
 from .history import BindJournal, BindState, GangEvent, GangEventKind, SchedulingCycle
+from .lease import SchedulerLease
 
 __all__ = [
     "BindJournal",
@@ -24,5 +26,6 @@ __all__ = [
     "MemberPhase",
     "Node",
     "RestartPolicy",
+    "SchedulerLease",
     "SchedulingCycle",
 ]

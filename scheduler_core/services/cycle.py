@@ -1,0 +1,292 @@
+"""One scheduling cycle against the database and the cluster backend.
+
+``cycle_run`` is the whole loop body: take the lease (or return: another worker is on it), make
+sure the database reflects the cluster, finish what an earlier cycle left in the bind journal,
+read a snapshot, run the engine, write its decisions (fenced), bind, and hand the lease back.
+Each step is its own function so tests can drive one at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from scheduler_core.cluster import ClusterBackend, get_backend
+from scheduler_core.engine import CycleResult, EngineConfig, run_cycle, sweep_timeouts
+from scheduler_core.engine.decisions import TransitionKind
+from scheduler_core.models import BindJournal, Gang, GangEventKind, Member, SchedulingCycle
+from scheduler_core.services.history import events_record_many
+from scheduler_core.services.journal import journal_execute, journal_recover, members_by_key
+from scheduler_core.services.lease import Lease, fenced, lease_acquire, lease_release
+from scheduler_core.services.requeue import gang_requeue
+from scheduler_core.snapshot import build_snapshot
+
+logger = logging.getLogger(__name__)
+
+#: Koordinator marks the pods of a timed-out gang so that users and controllers can see why.
+TIMEOUT_ANNOTATION = "gang.scheduling.koordinator.sh/timeout"
+
+
+@dataclass
+class CycleReport:
+    ran: bool
+    reason: str = ""
+    epoch: int = 0
+    pods_considered: int = 0
+    pods_bound: int = 0
+    recovered: int = 0
+    duration_s: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def cycle_run(
+    *, holder: str, backend: ClusterBackend | None = None, config: EngineConfig | None = None
+) -> CycleReport:
+    """Run one cycle if nobody else is; never two at once across all workers."""
+    lease = lease_acquire(holder=holder, ttl_s=settings.GANGSCHED_LEASE_TTL_S)
+    if lease is None:
+        return CycleReport(ran=False, reason="busy: another worker holds the scheduler lease")
+    try:
+        return cycle_run_leased(lease=lease, backend=backend or get_backend(), config=config)
+    finally:
+        lease_release(lease)
+
+
+def cycle_run_leased(*, lease: Lease, backend: ClusterBackend, config: EngineConfig | None) -> CycleReport:
+    started = time.perf_counter()
+    started_at = timezone.now()
+    if not backend.sync():
+        return CycleReport(ran=False, reason="the cluster has not been fully read yet", epoch=lease.epoch)
+    recovered = journal_recover(lease=lease, backend=backend)
+    with transaction.atomic():
+        snapshot = build_snapshot()
+    now = time.time()
+    result = run_cycle(snapshot, now, config or engine_config())
+    cycle, journal = decisions_record(
+        lease=lease,
+        result=result,
+        started_at=started_at,
+        started=started,
+        backend=backend,
+        worker=lease.holder,
+    )
+    if settings.GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S:
+        time.sleep(settings.GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S)
+    bound = journal_execute(lease=lease, backend=backend, rows=journal)
+    evictions_apply(lease=lease, result=result, backend=backend)
+    duration = time.perf_counter() - started
+    SchedulingCycle.objects.filter(pk=cycle.pk).update(duration_s=duration, pods_bound=bound)
+    return CycleReport(
+        ran=True,
+        epoch=lease.epoch,
+        pods_considered=result.pods_considered,
+        pods_bound=bound,
+        recovered=recovered,
+        duration_s=duration,
+        timings=result.timings,
+    )
+
+
+def engine_config() -> EngineConfig:
+    return EngineConfig()
+
+
+def timeouts_sweep(*, holder: str, backend: ClusterBackend | None = None) -> int:
+    """Time out gangs between cycles (the engine does it in every cycle too); returns how many."""
+    lease = lease_acquire(holder=holder, ttl_s=settings.GANGSCHED_LEASE_TTL_S)
+    if lease is None:
+        return 0
+    try:
+        with transaction.atomic():
+            snapshot = build_snapshot()
+        result = sweep_timeouts(snapshot, time.time(), engine_config())
+        if result.transitions:
+            decisions_record(
+                lease=lease,
+                result=result,
+                started_at=timezone.now(),
+                started=time.perf_counter(),
+                backend=backend or get_backend(),
+                worker=lease.holder,
+            )
+        return sum(1 for t in result.transitions if t.kind == TransitionKind.TIMED_OUT)
+    finally:
+        lease_release(lease)
+
+
+def decisions_record(
+    *,
+    lease: Lease,
+    result: CycleResult,
+    started_at,
+    started: float,
+    backend: ClusterBackend,
+    worker: str,
+) -> tuple[SchedulingCycle, list[BindJournal]]:
+    """Write what the engine decided, in one fenced transaction; return the journal to bind."""
+    keys = {d.pod for d in (*result.binds, *result.reservations, *result.releases)}
+    members = members_by_key(keys)
+    gang_keys = (
+        {t.gang for t in result.transitions}
+        | set(result.explanations)
+        | {d.gang for d in (*result.binds, *result.reservations, *result.releases) if d.gang}
+    )
+    with fenced(lease):
+        gangs = _gangs_by_key(gang_keys)
+        cycle = SchedulingCycle.objects.create(
+            started_at=started_at,
+            duration_s=time.perf_counter() - started,
+            pods_considered=result.pods_considered,
+            epoch=lease.epoch,
+            timings={name: round(value, 6) for name, value in result.timings.items()},
+            worker=worker,
+        )
+        events: list[dict] = []
+        _reservations_write(result, members, gangs, cycle, events)
+        journal = BindJournal.objects.bulk_create(
+            [
+                BindJournal(
+                    cycle=cycle,
+                    epoch=lease.epoch,
+                    gang=gangs.get(bind.gang),
+                    member=members[bind.pod],
+                    node=bind.node,
+                )
+                for bind in result.binds
+                if bind.pod in members
+            ]
+        )
+        _transitions_write(result, gangs, cycle, events, backend)
+        _explanations_write(result, gangs, cycle, events)
+        events_record_many(events)
+    return cycle, journal
+
+
+def evictions_apply(*, lease: Lease, result: CycleResult, backend: ClusterBackend) -> None:
+    """Preempted gangs stop whole and go back to the queue; lone victims are deleted."""
+    if not result.evictions:
+        return
+    preempted = {t.gang: t.reason for t in result.transitions if t.kind == TransitionKind.PREEMPTED}
+    with fenced(lease):
+        for gang in _gangs_by_key(set(preempted)).values():
+            gang_requeue(gang=gang, reason=preempted[gang.key], backend=backend, kind=GangEventKind.PREEMPTED)
+        for evict in result.evictions:
+            if evict.gang not in preempted:
+                namespace, name = evict.pod.split("/", 1)
+                backend.delete_pod(namespace, name, evict.reason)
+
+
+def _gangs_by_key(keys: set[str]) -> dict[str, Gang]:
+    if not keys:
+        return {}
+    namespaces = {key.split("/", 1)[0] for key in keys}
+    names = {key.split("/", 1)[1] for key in keys}
+    return {g.key: g for g in Gang.objects.filter(namespace__in=namespaces, name__in=names) if g.key in keys}
+
+
+def _reservations_write(result, members, gangs, cycle, events) -> None:
+    by_node: dict[str | None, list[int]] = defaultdict(list)
+    counts: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for release in result.releases:
+        if release.pod in members:
+            by_node[None].append(members[release.pod].pk)
+            counts[(release.gang or "", release.reason)].append(release.pod)
+    for reserve in result.reservations:
+        if reserve.pod in members:
+            by_node[reserve.node].append(members[reserve.pod].pk)
+    for node, ids in by_node.items():
+        Member.objects.filter(pk__in=ids, node__isnull=True).update(reserved_node=node)
+    reserved: dict[str, int] = defaultdict(int)
+    for reserve in result.reservations:
+        reserved[reserve.gang or ""] += 1
+    for gang_key, count in reserved.items():
+        if gang_key in gangs:
+            reason = next(r.reason for r in result.reservations if r.gang == gang_key)
+            events.append(
+                {
+                    "gang": gangs[gang_key],
+                    "kind": GangEventKind.RESERVED,
+                    "reason": f"{count} members: {reason}",
+                    "cycle": cycle,
+                }
+            )
+    for (gang_key, reason), pods in counts.items():
+        if gang_key in gangs:
+            events.append(
+                {
+                    "gang": gangs[gang_key],
+                    "kind": GangEventKind.RELEASED,
+                    "reason": f"{len(pods)} members: {reason}",
+                    "cycle": cycle,
+                }
+            )
+
+
+_TRANSITION_EVENT = {
+    TransitionKind.SATISFIED: GangEventKind.SATISFIED,
+    TransitionKind.TIMED_OUT: GangEventKind.TIMED_OUT,
+    TransitionKind.FELL_BACK: GangEventKind.FELL_BACK,
+    TransitionKind.DEADLOCK_BROKEN: GangEventKind.RELEASED,
+}
+
+
+def _transitions_write(result, gangs, cycle, events, backend) -> None:
+    now = timezone.now()
+    for transition in result.transitions:
+        gang = gangs.get(transition.gang)
+        if gang is None:
+            continue
+        kind = transition.kind
+        updates: dict = {}
+        if kind == TransitionKind.WAIT_STARTED:
+            updates = {"wait_started": now, "phase": "Scheduling"}
+        elif kind == TransitionKind.SATISFIED:
+            updates = {"satisfied": True, "phase": "Scheduling", "reason": "", "message": "", "details": {}}
+            if gang.schedule_start_time is None:
+                updates["schedule_start_time"] = now
+        elif kind == TransitionKind.TIMED_OUT:
+            updates = {"phase": "TimedOut"}
+            for member in gang.members.filter(phase="Pending"):
+                backend.annotate_pod(member.namespace, member.name, {TIMEOUT_ANNOTATION: "true"})
+        elif kind == TransitionKind.FELL_BACK:
+            updates = {"fallen_back": True}
+        elif kind == TransitionKind.DEADLOCK_BROKEN:
+            updates = {"wait_started": None}
+        if updates:
+            Gang.objects.filter(pk=gang.pk).update(**updates)
+            for name, value in updates.items():
+                setattr(gang, name, value)
+        if kind in _TRANSITION_EVENT:
+            events.append(
+                {"gang": gang, "kind": _TRANSITION_EVENT[kind], "reason": transition.reason, "cycle": cycle}
+            )
+
+
+def _explanations_write(result, gangs, cycle, events) -> None:
+    """Store each gang's latest explanation; history gets a row only when the reason changes."""
+    for key, explanation in result.explanations.items():
+        gang = gangs.get(key)
+        if gang is None:
+            continue
+        if (gang.reason, gang.message) == (explanation.reason.value, explanation.message):
+            continue
+        changed_reason = gang.reason != explanation.reason.value
+        Gang.objects.filter(pk=gang.pk).update(
+            reason=explanation.reason.value, message=explanation.message, details=explanation.details
+        )
+        if changed_reason:
+            events.append(
+                {
+                    "gang": gang,
+                    "kind": GangEventKind.EXPLAINED,
+                    "reason": f"{explanation.reason.value}: {explanation.message}",
+                    "details": explanation.details,
+                    "cycle": cycle,
+                }
+            )

@@ -1,0 +1,78 @@
+"""Celery tasks: thin wrappers that name a worker and call one service each.
+
+Every task is safe to run twice (at-least-once delivery with acks_late): the cycle and the sweep
+take the scheduler lease or return at once, the kubelet tick and the publisher are idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import redis
+from celery import shared_task
+from django.conf import settings
+
+from scheduler_core.events import events_publish
+from scheduler_core.services.cycle import cycle_run, timeouts_sweep
+from scheduler_core.services.kubelet import kubelet_tick
+
+logger = logging.getLogger(__name__)
+
+#: Set while a cycle is queued and not yet started, so that a burst of triggers queues one.
+QUEUED_KEY = "gangsched:cycle:queued"
+
+
+def _holder(task) -> str:
+    return f"{task.request.hostname or 'local'}:{os.getpid()}:{task.request.id or '-'}"
+
+
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(settings.REDIS_URL)
+
+
+@shared_task(bind=True, ignore_result=True)
+def schedule(self) -> dict:
+    """One scheduling cycle (or nothing, if another worker is running one)."""
+    _redis().delete(QUEUED_KEY)
+    report = cycle_run(holder=_holder(self))
+    if report.ran:
+        events_publish()
+        logger.info(
+            "cycle epoch %d: %d considered, %d bound in %.3fs",
+            report.epoch,
+            report.pods_considered,
+            report.pods_bound,
+            report.duration_s,
+        )
+    return {"ran": report.ran, "reason": report.reason, "bound": report.pods_bound}
+
+
+def cycle_trigger() -> bool:
+    """Ask for a cycle soon (work arrived); coalesces with a cycle already queued."""
+    if _redis().set(QUEUED_KEY, "1", nx=True, ex=10):
+        schedule.delay()
+        return True
+    return False
+
+
+@shared_task(bind=True, ignore_result=True)
+def sweep_timeouts(self) -> int:
+    return timeouts_sweep(holder=_holder(self))
+
+
+@shared_task(ignore_result=True)
+def kubelet() -> dict:
+    """The simulated cluster's kubelet; a no-op on a real cluster, whose kubelets do this."""
+    if settings.CLUSTER_BACKEND != "simulated":
+        return {}
+    counts = kubelet_tick()
+    if any(counts.values()):
+        cycle_trigger()  # finished pods freed room
+        events_publish()
+    return counts
+
+
+@shared_task(ignore_result=True)
+def publish_events() -> int:
+    return events_publish()
