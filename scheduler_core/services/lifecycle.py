@@ -53,10 +53,14 @@ _IS_BOUND = ExpressionWrapper(Q(node__isnull=False), output_field=BooleanField()
 
 
 class _RemoveKeys(Func):
-    """``column - ARRAY[...]`` on jsonb: drop keys from an object column inside one UPDATE."""
+    """``column - keys::text[]`` on jsonb: drop keys from an object column inside one UPDATE.
+
+    The cast matters: a list parameter arrives untyped, and ``jsonb - text`` would then remove
+    the one key spelled like the whole array.
+    """
 
     arg_joiner = " - "
-    template = "(%(expressions)s)"
+    template = "(%(expressions)s::text[])"
 
 
 def members_fail(members: QuerySet[Member], *, reason: str, now: datetime) -> tuple[int, dict[int, str]]:
