@@ -1,0 +1,57 @@
+"""Fill the simulated cluster with a mixed CPU/GPU fleet, so a fresh `make run` has somewhere to
+schedule. The shape (N=16: 12 CPU nodes and 4 GPU nodes) is a small training cluster:
+
+- ``cpu-NN``: cpu 32, memory 128Gi, pods 110; labels ``node-pool=cpu``;
+- ``gpu-NN``: cpu 64, memory 512Gi, nvidia.com/gpu 8, pods 110; labels ``node-pool=gpu``,
+  ``gpu-model=a100``; tainted ``nvidia.com/gpu=present:NoSchedule``, as GKE and AKS taint GPU
+  pools, so only pods that tolerate it (the demo's GPU pods do) land on the expensive nodes.
+
+A quarter of the nodes (rounded down) are GPU nodes. Names are fixed, so running it again adds
+only the nodes that are missing; ``--if-empty`` does nothing at all if any node exists.
+"""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from scheduler_core.models import Node
+from scheduler_core.services.nodes import node_add
+
+CPU_NODE = {"cpu": "32", "memory": "128Gi", "pods": "110"}
+GPU_NODE = {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8", "pods": "110"}
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def fleet(count: int) -> list[dict]:
+    """The node specs for ``count`` nodes: node_add's keyword arguments."""
+    gpus = count // 4
+    specs = [
+        {"name": f"cpu-{i:02d}", "allocatable": CPU_NODE, "labels": {"node-pool": "cpu"}}
+        for i in range(1, count - gpus + 1)
+    ]
+    specs += [
+        {
+            "name": f"gpu-{i:02d}",
+            "allocatable": GPU_NODE,
+            "labels": {"node-pool": "gpu", "gpu-model": "a100"},
+            "taints": [GPU_TAINT],
+        }
+        for i in range(1, gpus + 1)
+    ]
+    return specs
+
+
+class Command(BaseCommand):
+    help = "Add a mixed CPU/GPU fleet of nodes to the simulated cluster (3 CPU nodes per GPU node)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--nodes", type=int, default=16, help="How many nodes (default 16).")
+        parser.add_argument("--if-empty", action="store_true", help="Do nothing if any node exists.")
+
+    def handle(self, *args, nodes: int, if_empty: bool, **options):
+        if nodes < 1:
+            raise CommandError("--nodes must be at least 1")
+        if if_empty and Node.objects.exists():
+            self.stdout.write(f"The cluster already has {Node.objects.count()} nodes; nothing to do")
+            return
+        existing = set(Node.objects.values_list("name", flat=True))
+        added = [node_add(**spec).name for spec in fleet(nodes) if spec["name"] not in existing]
+        self.stdout.write(f"Added {len(added)} nodes ({Node.objects.count()} in the cluster)")
