@@ -52,9 +52,10 @@ def kubelet_tick(now: datetime | None = None) -> dict[str, int]:
             phase=MemberPhase.RUNNING, started_at=now, updated=now
         )
         succeeded = _elapsed(now).update(phase=MemberPhase.SUCCEEDED, finished_at=now, updated=now)
-        restarted = lifecycle.failures_handle(now=now, reasons=reasons)
-        gangs = lifecycle.gangs_refresh(now=now)
-    counts = dict(lost=lost, started=started, succeeded=succeeded, restarted=restarted, gangs=gangs)
+        handled = lifecycle.failures_handle(now=now, reasons=reasons)
+        # ``handled`` too: a gang its policy just Failed is done, yet its counts must follow.
+        gangs = lifecycle.gangs_refresh(now=now, gang_ids=handled)
+    counts = dict(lost=lost, started=started, succeeded=succeeded, restarted=len(handled), gangs=gangs)
     if any(counts.values()):
         logger.info("kubelet tick: %s", counts)
     return counts
@@ -70,8 +71,8 @@ def pod_fail(namespace: str, name: str, reason: str, now: datetime | None = None
         )
         failed, reasons = lifecycle.members_fail(pod, reason=reason, now=now)
         if failed:
-            lifecycle.failures_handle(now=now, reasons=reasons)
-            lifecycle.gangs_refresh(now=now, gang_ids=reasons)
+            handled = lifecycle.failures_handle(now=now, reasons=reasons)
+            lifecycle.gangs_refresh(now=now, gang_ids=handled)
     return bool(failed)
 
 

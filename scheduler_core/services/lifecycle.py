@@ -96,8 +96,8 @@ def members_recreate(member_ids: Iterable[int], *, now: datetime) -> int:
     )
 
 
-def failures_handle(*, now: datetime | None = None, reasons: Mapping[int, str] | None = None) -> int:
-    """Apply each active gang's restart policy to its failed members; the number of gangs handled.
+def failures_handle(*, now: datetime | None = None, reasons: Mapping[int, str] | None = None) -> list[int]:
+    """Apply each active gang's restart policy to its failed members; the ids of the gangs handled.
 
     An active gang never keeps a failed member (it is recreated, or the gang fails), so this
     sweep finds its work by looking, and running it twice does nothing the second time. It
@@ -113,17 +113,14 @@ def failures_handle(*, now: datetime | None = None, reasons: Mapping[int, str] |
             .values_list("id", flat=True)
         )
         gangs = Gang.objects.select_for_update().filter(id__in=ids).exclude(phase__in=DONE_PHASES)
-        handled = 0
-        for gang in gangs.order_by("id"):
-            handled += _handle(gang, reasons.get(gang.id), now)
-    return handled
+        return [gang.id for gang in gangs.order_by("id") if _handle(gang, reasons.get(gang.id), now)]
 
 
-def _handle(gang: Gang, reason: str | None, now: datetime) -> int:
+def _handle(gang: Gang, reason: str | None, now: datetime) -> bool:
     members = list(gang.members.select_for_update().order_by("id"))
     failed = [m for m in members if m.phase == MemberPhase.FAILED]
     if not failed:
-        return 0
+        return False
     reason = reason or _reason_of(failed)
     remaining = sum(
         1
@@ -169,7 +166,7 @@ def _handle(gang: Gang, reason: str | None, now: datetime) -> int:
             details={"scope": "failed", "failed": names},
         )
         logger.info("gang %s: %d failed members recreated: %s", gang.key, len(failed), reason)
-    return 1
+    return True
 
 
 def _gang_fail(gang: Gang, members: list[Member], reason: str, now: datetime) -> None:

@@ -60,8 +60,8 @@ def node_remove(*, name: str) -> int:
     failed, reasons = lifecycle.members_fail(Member.objects.filter(node=name), reason=NODE_REMOVED, now=now)
     Member.objects.filter(reserved_node=name).update(reserved_node=None, updated=now)
     node.delete()
-    lifecycle.failures_handle(now=now, reasons=reasons)
-    lifecycle.gangs_refresh(now=now, gang_ids=reasons)
+    handled = lifecycle.failures_handle(now=now, reasons=reasons)
+    lifecycle.gangs_refresh(now=now, gang_ids=handled)
     logger.info("node %s removed: %d pods failed", name, failed)
     return failed
 

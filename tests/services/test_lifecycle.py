@@ -96,7 +96,7 @@ def test_never_fails_the_gang_and_deletes_what_still_runs():
     assert member("train-1").annotations[DELETED_REASON] == "gang ml/train failed"
     assert "exit code 2" in GangEvent.objects.get(gang=train, kind=GangEventKind.FAILED).reason
     # A failed gang is history: a second pass finds nothing to do.
-    assert failures_handle(now=later(6)) == 0
+    assert failures_handle(now=later(6)) == []
 
 
 @override_settings(GANGSCHED_SIM_FAILURE_RATE=1.0)
@@ -115,7 +115,7 @@ def test_a_gang_not_yet_running_has_its_failed_members_recreated_whatever_the_po
     train = gang("train", size=3, restart_policy=RestartPolicy.NEVER)
     Member.objects.filter(name="train-0").update(phase=MemberPhase.FAILED, node="cpu-a")
 
-    assert failures_handle(now=NOW) == 1
+    assert failures_handle(now=NOW) == [train.pk]
 
     train.refresh_from_db()
     assert train.phase == GangPhase.PENDING.value
@@ -132,7 +132,7 @@ def test_pods_deleted_through_the_backend_are_picked_up_by_the_next_tick():
 
     assert counts["restarted"] == 1
     assert "evicted by an operator" in GangEvent.objects.get(gang=train, kind=GangEventKind.RESTARTED).reason
-    assert failures_handle(now=later(6)) == 0
+    assert failures_handle(now=later(6)) == []
 
 
 def test_a_lone_pod_that_fails_stays_failed():
@@ -146,3 +146,13 @@ def test_a_lone_pod_that_fails_stays_failed():
     pod_fail("ml", "solo", "exit code 1", now=later(1))
 
     assert member("solo").phase == MemberPhase.FAILED
+
+
+def test_a_never_gang_failed_by_a_lost_node_shows_its_final_counts():
+    train = running_gang(size=2, min_member=2, restart_policy=RestartPolicy.NEVER)
+    Member.objects.filter(name="train-0").update(node="gone")
+
+    kubelet_tick(now=later(5))
+
+    train.refresh_from_db()
+    assert (train.phase, train.running, train.failed) == (GangPhase.FAILED.value, 0, 2)
