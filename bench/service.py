@@ -1,0 +1,508 @@
+"""Benchmark of the running service: gangs submitted, scheduled by a real Celery worker, bound.
+
+    python bench/service.py [--nodes 2000] [--gangs 200] [--members 50]
+                            [--out bench/results/service.json] [--profile]
+
+What runs (nothing is mocked, nothing asserts; the script prints a summary and writes JSON):
+
+* its own PostgreSQL database ``gangsched_bench`` (dropped and created at start through psycopg on
+  the ``postgres`` database, migrated with ``call_command``, dropped again at the end), its own
+  Redis database (``/14``) and its own Celery queue (``bench-service-<pid>``), so it never touches
+  a ``make run`` or a test run on the same machine;
+* a simulated cluster of ``--nodes`` nodes {cpu 64, memory 256Gi, pods 110}, bulk-inserted;
+* a real ``celery worker`` subprocess (prefork, concurrency 2) on that database and queue;
+* no celery beat: the script asks for cycles itself, the way the service's own submit path does,
+  with ``scheduler_core.tasks.cycle_trigger()`` after every submission and every ``--tick``
+  seconds (0.2) while it waits. Triggers coalesce in Redis (one queued cycle at most), and a
+  trigger that arrives while a cycle runs is answered "busy" at once by the worker's other
+  process, so the worker runs back-to-back cycles with at most one tick between them. (Beat with
+  ``GANGSCHED_CYCLE_INTERVAL_S=0.2`` would do the same, plus the kubelet and publisher ticks,
+  which are not what is measured here.) No kubelet runs: bound pods stay bound and Pending.
+
+Then ``--gangs`` gangs of ``--members`` pods (1 CPU, 4Gi each, Strict, min_member = members) are
+submitted one after another with ``gang_submit`` as fast as it goes (``--submitters`` threads).
+
+Measured:
+
+* ``pods_bound_per_second``: pods bound / (last pod bound - first submission started). A pod is
+  bound when its Member row has a node; the moment is that of the cycle that bound it (its
+  ``started_at + duration_s``: the cycle's binds are committed by then), so the figure does not
+  depend on how often the script polls. ``pods_bound_per_second_steady`` is the same over the
+  middle of the run (10% to 90% of the pods bound), without start-up and tail.
+* per gang, submission (the start of its ``gang_submit`` call) to its last member bound (end of
+  the cycle of its last ``BindJournal`` row in state bound): p50, p99, max;
+* cycles run, mean cycle duration (``SchedulingCycle.duration_s``) and mean per-action timings
+  (``SchedulingCycle.timings``) of the cycles that considered pods.
+
+``--profile`` runs no worker: it submits everything, then runs one ``cycle_run`` in-process under
+cProfile on the bench database (all pods pending) and prints where the time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import io
+import json
+import os
+import platform
+import pstats
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+BENCH_DB = "gangsched_bench"
+PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
+REDIS_URL = "redis://127.0.0.1:6379/14"
+QUEUE = f"bench-service-{os.getpid()}"
+NAMESPACE = "bench"
+NODE = {"cpu": "64", "memory": "256Gi", "pods": "110"}
+POD = {"cpu": "1", "memory": "4Gi"}
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=2000)
+    parser.add_argument("--gangs", type=int, default=200)
+    parser.add_argument("--members", type=int, default=50)
+    parser.add_argument("--submitters", type=int, default=1, help="threads calling gang_submit")
+    parser.add_argument("--tick", type=float, default=0.2, help="seconds between triggers/polls")
+    parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this")
+    parser.add_argument("--out", default=str(ROOT / "bench/results/service.json"))
+    parser.add_argument("--profile", action="store_true", help="cProfile one in-process cycle instead")
+    parser.add_argument("--profile-out", default=str(ROOT / "bench/results/service_profile.txt"))
+    parser.add_argument("--keep-db", action="store_true", help="do not drop the bench database")
+    return parser.parse_args()
+
+
+# ---------------------------------------------------------------- environment
+
+
+def configure_environment() -> None:
+    """Point this process (and the worker it starts) at the bench database, Redis db and queue."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "gangsched.settings"
+    os.environ["DATABASE_URL"] = f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{BENCH_DB}"
+    os.environ["REDIS_URL"] = REDIS_URL
+    os.environ["GANGSCHED_CELERY_QUEUE"] = QUEUE
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("CLUSTER_BACKEND", "simulated")
+
+
+def admin_execute(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dbname="postgres", autocommit=True, **PG) as conn:
+        conn.execute(sql)
+
+
+def database_create() -> None:
+    admin_execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+    admin_execute(f"CREATE DATABASE {BENCH_DB}")
+
+
+def database_drop() -> None:
+    from django.db import connections
+
+    connections.close_all()
+    admin_execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+
+
+def redis_reset() -> None:
+    """Forget this bench's coalescing key and queue (the Redis db is the bench's own)."""
+    import redis
+
+    from scheduler_core.tasks import QUEUED_KEY
+
+    client = redis.Redis.from_url(REDIS_URL)
+    client.delete(QUEUED_KEY, QUEUE)
+    client.close()
+
+
+def machine_info() -> dict:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        postgres = cursor.fetchone()[0]
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    redis_version = client.info("server").get("redis_version")
+    client.close()
+    cpu_model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "cpu_model": cpu_model,
+        "postgres": postgres,
+        "redis": redis_version,
+    }
+
+
+# ---------------------------------------------------------------- the cluster and the work
+
+
+def nodes_create(count: int) -> None:
+    from scheduler_core.engine.quantity import parse_resources
+    from scheduler_core.models import Node
+
+    allocatable = parse_resources(NODE)
+    Node.objects.bulk_create(
+        [Node(name=f"node-{i:05d}", allocatable=dict(allocatable)) for i in range(count)], batch_size=1000
+    )
+
+
+def gang_pods(index: int, members: int) -> list[dict]:
+    return [{"name": f"g{index:05d}-{j:04d}", "requests": dict(POD)} for j in range(members)]
+
+
+def submit_all(gangs: int, members: int, submitters: int, trigger) -> dict[str, float]:
+    """Submit every gang; returns gang key -> time.time() at the start of its gang_submit."""
+    from django.db import connection
+
+    from scheduler_core.services.submit import gang_submit
+
+    submitted: dict[str, float] = {}
+    lock = threading.Lock()
+
+    def run(indexes: range) -> None:
+        try:
+            for index in indexes:
+                pods = gang_pods(index, members)
+                began = time.time()
+                gang = gang_submit(namespace=NAMESPACE, name=f"g{index:05d}", min_member=members, pods=pods)
+                with lock:
+                    submitted[gang.key] = began
+                if trigger is not None:
+                    trigger()
+        finally:
+            connection.close()
+
+    if submitters <= 1:
+        run(range(gangs))
+    else:
+        threads = [
+            threading.Thread(target=run, args=(range(i, gangs, submitters),)) for i in range(submitters)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    return submitted
+
+
+# ---------------------------------------------------------------- the worker
+
+
+class Worker:
+    """``celery worker`` (prefork, concurrency 2) on the bench database and queue."""
+
+    def __init__(self, concurrency: int = 2) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "gangsched",
+                "worker",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                str(concurrency),
+                "--hostname",
+                f"bench-{os.getpid()}@%h",
+                "--queues",
+                QUEUE,
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel",
+                "WARNING",
+            ],
+            cwd=ROOT,
+            env=dict(os.environ),
+            start_new_session=True,
+        )
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+
+def trigger() -> None:
+    from scheduler_core.tasks import cycle_trigger
+
+    cycle_trigger()
+
+
+def wait_first_cycle(worker: Worker, tick: float, timeout: float = 120.0) -> None:
+    """Warm-up: the worker is up when it has run one (empty) cycle."""
+    from scheduler_core.models import SchedulingCycle
+
+    deadline = time.monotonic() + timeout
+    while not SchedulingCycle.objects.exists():
+        if not worker.alive():
+            raise SystemExit("the celery worker exited during start-up")
+        if time.monotonic() > deadline:
+            raise SystemExit("the celery worker ran no cycle within two minutes")
+        trigger()
+        time.sleep(tick)
+
+
+class Ticker(threading.Thread):
+    """Ask for a cycle every ``tick`` seconds until stopped (the script's stand-in for beat)."""
+
+    def __init__(self, tick: float) -> None:
+        super().__init__(daemon=True)
+        self.tick = tick
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        from django.db import connection
+
+        while not self.stopped.wait(self.tick):
+            trigger()
+        connection.close()
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = q / 100 * (len(ordered) - 1)
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def wait_all_bound(total: int, worker: Worker, tick: float, timeout: float) -> tuple[int, float]:
+    from scheduler_core.models import Member
+
+    deadline = time.monotonic() + timeout
+    while True:
+        bound = Member.objects.filter(namespace=NAMESPACE, node__isnull=False).count()
+        if bound >= total:
+            return bound, time.time()
+        if not worker.alive():
+            print("the celery worker died", file=sys.stderr)
+            return bound, time.time()
+        if time.monotonic() > deadline:
+            print(f"timed out: {bound} of {total} pods bound", file=sys.stderr)
+            return bound, time.time()
+        time.sleep(tick)
+
+
+def measure(submitted: dict[str, float], first_cycle_id: int) -> dict:
+    """Bind times from the database: each bound journal row's time is the end of its cycle."""
+    from scheduler_core.models import BindJournal, BindState, SchedulingCycle
+
+    cycles = {
+        pk: (started_at.timestamp() + duration, duration, pods_considered, pods_bound, timings)
+        for pk, started_at, duration, pods_considered, pods_bound, timings in SchedulingCycle.objects.filter(
+            pk__gte=first_cycle_id
+        ).values_list("pk", "started_at", "duration_s", "pods_considered", "pods_bound", "timings")
+    }
+    rows = BindJournal.objects.filter(state=BindState.BOUND, member__namespace=NAMESPACE).values_list(
+        "gang__namespace", "gang__name", "cycle_id"
+    )
+    pod_times: list[float] = []
+    gang_done: dict[str, float] = {}
+    for namespace, name, cycle_id in rows:
+        ended = cycles[cycle_id][0]
+        pod_times.append(ended)
+        key = f"{namespace}/{name}"
+        gang_done[key] = max(gang_done.get(key, 0.0), ended)
+    pod_times.sort()
+    first_submit = min(submitted.values())
+    last_bound = pod_times[-1] if pod_times else float("nan")
+    elapsed = last_bound - first_submit
+    steady = float("nan")
+    if len(pod_times) >= 10:
+        low, high = int(len(pod_times) * 0.1), int(len(pod_times) * 0.9) - 1
+        if pod_times[high] > pod_times[low]:
+            steady = (high - low) / (pod_times[high] - pod_times[low])
+    latencies = [gang_done[key] - began for key, began in submitted.items() if key in gang_done]
+    working = [c for c in cycles.values() if c[2] > 0]
+    timing_names = sorted({name for c in working for name in c[4]})
+    return {
+        "pods_bound": len(pod_times),
+        "elapsed_s": elapsed,
+        "pods_bound_per_second": len(pod_times) / elapsed if elapsed > 0 else float("nan"),
+        "pods_bound_per_second_steady": steady,
+        "gangs_bound": len(gang_done),
+        "gang_bound_p50_s": percentile(latencies, 50),
+        "gang_bound_p99_s": percentile(latencies, 99),
+        "gang_bound_max_s": max(latencies) if latencies else float("nan"),
+        "cycles_run": len(working),
+        "cycles_binding": sum(1 for c in working if c[3] > 0),
+        "cycle_duration_mean_s": sum(c[1] for c in working) / len(working) if working else float("nan"),
+        "cycle_duration_max_s": max((c[1] for c in working), default=float("nan")),
+        "cycle_timings_mean_s": {
+            name: sum(c[4].get(name, 0.0) for c in working) / len(working) for name in timing_names
+        },
+    }
+
+
+# ---------------------------------------------------------------- the two modes
+
+
+def run_service(args) -> dict:
+    from scheduler_core.models import SchedulingCycle
+
+    worker = Worker(concurrency=2)
+    ticker = None
+    try:
+        wait_first_cycle(worker, args.tick)
+        first_cycle_id = SchedulingCycle.objects.order_by("-pk").values_list("pk", flat=True).first() + 1
+        print(f"worker up; submitting {args.gangs} gangs x {args.members} pods", flush=True)
+        ticker = Ticker(args.tick)
+        ticker.start()
+        began = time.time()
+        submitted = submit_all(args.gangs, args.members, args.submitters, trigger)
+        submit_s = time.time() - began
+        total = args.gangs * args.members
+        print(f"submitted {total} pods in {submit_s:.2f}s; waiting for binds", flush=True)
+        bound, polled_at = wait_all_bound(total, worker, args.tick, args.timeout)
+        ticker.stopped.set()
+        ticker.join()
+        ticker = None
+        # Let a cycle still running finish writing its duration before reading the cycles.
+        time.sleep(1.0)
+    finally:
+        if ticker is not None:
+            ticker.stopped.set()
+            ticker.join()
+        worker.stop()
+    result = measure(submitted, first_cycle_id)
+    result["submit_s"] = submit_s
+    result["submit_pods_per_second"] = total / submit_s if submit_s > 0 else float("nan")
+    result["pods_bound_polled"] = bound
+    result["last_bound_polled_s"] = polled_at - min(submitted.values())
+    return result
+
+
+def run_profile(args) -> None:
+    from scheduler_core.cluster.simulated import SimulatedCluster
+    from scheduler_core.models import SchedulingCycle
+    from scheduler_core.services.cycle import cycle_run
+
+    began = time.time()
+    submit_all(args.gangs, args.members, args.submitters, None)
+    print(f"submitted {args.gangs * args.members} pods in {time.time() - began:.2f}s; profiling one cycle")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    report = cycle_run(holder="bench-profile", backend=SimulatedCluster())
+    profiler.disable()
+    cycle = SchedulingCycle.objects.order_by("-pk").first()
+    text = io.StringIO()
+    print(
+        f"cycle: {report.pods_considered} considered, {report.pods_bound} bound in {report.duration_s:.3f}s; "
+        f"engine timings: { {k: round(v, 4) for k, v in (cycle.timings if cycle else {}).items()} }",
+        file=text,
+    )
+    stats = pstats.Stats(profiler, stream=text).strip_dirs()
+    stats.sort_stats("cumulative").print_stats(45)
+    stats.sort_stats("tottime").print_stats(30)
+    print(text.getvalue())
+    Path(args.profile_out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.profile_out).write_text(text.getvalue())
+    print(f"wrote {args.profile_out}")
+
+
+def summary(result: dict) -> str:
+    lines = [
+        f"service bench: {result['nodes']} nodes, {result['gangs']} gangs x {result['members']} pods "
+        f"({result['gangs'] * result['members']} pods), worker prefork x2",
+        f"  submitted in          {result['submit_s']:8.2f} s   "
+        f"({result['submit_pods_per_second']:.0f} pods/s)",
+        f"  pods bound            {result['pods_bound']:8d}     (polled: {result['pods_bound_polled']})",
+        f"  first submit -> last  {result['elapsed_s']:8.2f} s",
+        f"  pods bound / s        {result['pods_bound_per_second']:8.0f}     "
+        f"(steady 10-90%: {result['pods_bound_per_second_steady']:.0f})",
+        f"  gang bound  p50       {result['gang_bound_p50_s']:8.2f} s",
+        f"              p99       {result['gang_bound_p99_s']:8.2f} s   "
+        f"(max {result['gang_bound_max_s']:.2f} s)",
+        f"  cycles run            {result['cycles_run']:8d}     ({result['cycles_binding']} bound something)",
+        f"  cycle duration mean   {result['cycle_duration_mean_s']:8.3f} s   "
+        f"(max {result['cycle_duration_max_s']:.3f} s)",
+        "  engine timings mean   "
+        + ", ".join(f"{name} {value * 1000:.0f}ms" for name, value in result["cycle_timings_mean_s"].items()),
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    args = parse_args()
+    configure_environment()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    database_create()
+    try:
+        call_command("migrate", verbosity=0)
+        redis_reset()
+        nodes_create(args.nodes)
+        if args.profile:
+            run_profile(args)
+            return
+        result = {
+            "benchmark": "service",
+            "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "nodes": args.nodes,
+            "gangs": args.gangs,
+            "members": args.members,
+            "submitters": args.submitters,
+            "tick_s": args.tick,
+            "node_allocatable": NODE,
+            "pod_requests": POD,
+            "worker": {
+                "pool": "prefork",
+                "concurrency": 2,
+                "trigger": "cycle_trigger() per submit + every tick",
+            },
+            "machine": machine_info(),
+        }
+        result.update(run_service(args))
+        print(summary(result))
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2, sort_keys=False) + "\n")
+        print(f"wrote {out}")
+    finally:
+        redis_reset()
+        if not args.keep_db:
+            database_drop()
+
+
+if __name__ == "__main__":
+    main()
