@@ -3,7 +3,7 @@
 import threading
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from scheduler_core.cluster import BindOutcome, BindRequest
 from scheduler_core.cluster.simulated import SimulatedCluster
@@ -181,7 +181,8 @@ def test_binding_many_pods_takes_a_few_queries(django_assert_max_num_queries):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_racing_binds_never_over_commit_a_node():
+@pytest.mark.parametrize("attempt", range(3))  # a race lost once in three runs is still lost
+def test_two_racing_binds_never_over_commit_a_node(attempt):
     cpu_node("cpu-a", cpu="4")
     gang("left", size=2, cpu="2")
     gang("right", size=2, cpu="2")
@@ -202,6 +203,6 @@ def test_two_racing_binds_never_over_commit_a_node():
         thread.join(30)
 
     bound = [r for rs in results.values() for r in rs if r.outcome == BindOutcome.BOUND]
+    assert len(results) == 2
     assert len(bound) == 2  # 4 CPUs, 2 each: exactly two of the four pods fit
     assert Member.objects.filter(node="cpu-a").count() == 2
-    assert connection.vendor == "postgresql"
