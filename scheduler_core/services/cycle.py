@@ -20,11 +20,17 @@ from django.utils import timezone
 from scheduler_core.cluster import ClusterBackend, get_backend
 from scheduler_core.engine import CycleResult, EngineConfig, run_cycle, sweep_timeouts
 from scheduler_core.engine.decisions import TransitionKind
-from scheduler_core.models import BindJournal, Gang, GangEventKind, Member, SchedulingCycle
+from scheduler_core.models import Gang, GangEventKind, Member, SchedulingCycle
 from scheduler_core.services.history import events_record_many
-from scheduler_core.services.journal import journal_execute, journal_recover, members_by_key
+from scheduler_core.services.journal import (
+    JournalEntry,
+    journal_execute,
+    journal_recover,
+    journal_write,
+    member_ids_by_key,
+)
 from scheduler_core.services.lease import Lease, fenced, lease_acquire, lease_release
-from scheduler_core.services.requeue import gang_requeue
+from scheduler_core.services.lifecycle import gang_requeue
 from scheduler_core.snapshot import build_snapshot
 
 logger = logging.getLogger(__name__)
@@ -128,10 +134,10 @@ def decisions_record(
     started: float,
     backend: ClusterBackend,
     worker: str,
-) -> tuple[SchedulingCycle, list[BindJournal]]:
+) -> tuple[SchedulingCycle, list[JournalEntry]]:
     """Write what the engine decided, in one fenced transaction; return the journal to bind."""
     keys = {d.pod for d in (*result.binds, *result.reservations, *result.releases)}
-    members = members_by_key(keys)
+    members = member_ids_by_key(keys)
     gang_keys = (
         {t.gang for t in result.transitions}
         | set(result.explanations)
@@ -149,19 +155,13 @@ def decisions_record(
         )
         events: list[dict] = []
         _reservations_write(result, members, gangs, cycle, events)
-        journal = BindJournal.objects.bulk_create(
-            [
-                BindJournal(
-                    cycle=cycle,
-                    epoch=lease.epoch,
-                    gang=gangs.get(bind.gang),
-                    member=members[bind.pod],
-                    node=bind.node,
-                )
-                for bind in result.binds
-                if bind.pod in members
-            ]
-        )
+        binds = []
+        for bind in result.binds:
+            if bind.pod in members:
+                gang = gangs.get(bind.gang)
+                namespace, name = bind.pod.split("/", 1)
+                binds.append((members[bind.pod], gang.pk if gang else None, bind.node, namespace, name))
+        journal = journal_write(cycle_id=cycle.pk, epoch=lease.epoch, binds=binds)
         _transitions_write(result, gangs, cycle, events, backend)
         _explanations_write(result, gangs, cycle, events)
         events_record_many(events)
@@ -195,11 +195,11 @@ def _reservations_write(result, members, gangs, cycle, events) -> None:
     counts: dict[tuple[str, str], list[str]] = defaultdict(list)
     for release in result.releases:
         if release.pod in members:
-            by_node[None].append(members[release.pod].pk)
+            by_node[None].append(members[release.pod])
             counts[(release.gang or "", release.reason)].append(release.pod)
     for reserve in result.reservations:
         if reserve.pod in members:
-            by_node[reserve.node].append(members[reserve.pod].pk)
+            by_node[reserve.node].append(members[reserve.pod])
     for node, ids in by_node.items():
         Member.objects.filter(pk__in=ids, node__isnull=True).update(reserved_node=node)
     reserved: dict[str, int] = defaultdict(int)
@@ -238,6 +238,10 @@ _TRANSITION_EVENT = {
 
 def _transitions_write(result, gangs, cycle, events, backend) -> None:
     now = timezone.now()
+    # A gang's transitions are merged (later ones win, as successive UPDATEs would) and gangs
+    # with the same final changes are written by one UPDATE: 200 gangs satisfied in one cycle
+    # are two queries, not 200.
+    changes: dict[int, dict] = {}
     for transition in result.transitions:
         gang = gangs.get(transition.gang)
         if gang is None:
@@ -259,13 +263,18 @@ def _transitions_write(result, gangs, cycle, events, backend) -> None:
         elif kind == TransitionKind.DEADLOCK_BROKEN:
             updates = {"wait_started": None}
         if updates:
-            Gang.objects.filter(pk=gang.pk).update(**updates)
+            changes.setdefault(gang.pk, {}).update(updates)
             for name, value in updates.items():
                 setattr(gang, name, value)
         if kind in _TRANSITION_EVENT:
             events.append(
                 {"gang": gang, "kind": _TRANSITION_EVENT[kind], "reason": transition.reason, "cycle": cycle}
             )
+    groups: dict[str, tuple[dict, list[int]]] = {}
+    for pk, updates in changes.items():
+        groups.setdefault(repr(sorted(updates.items())), (updates, []))[1].append(pk)
+    for updates, pks in groups.values():
+        Gang.objects.filter(pk__in=pks).update(**updates)
 
 
 def _explanations_write(result, gangs, cycle, events) -> None:

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from scheduler_core.cluster import BindOutcome, BindRequest, ClusterBackend
 from scheduler_core.models import BindJournal, BindState, Gang, GangEventKind, Member, MemberPhase
 from scheduler_core.services.history import events_record_many
 from scheduler_core.services.lease import Lease, fenced
-from scheduler_core.services.requeue import gang_requeue
+from scheduler_core.services.lifecycle import gang_requeue
 
 logger = logging.getLogger(__name__)
 
@@ -31,16 +35,70 @@ _STATE = {
 }
 
 
+@dataclass(slots=True)
+class JournalEntry:
+    """One bind journal row as ``journal_execute`` needs it: the row, its pod and its node.
+
+    Plain values rather than BindJournal instances: a cycle journals thousands of binds, and
+    building and saving model instances for them took longer than the binds themselves.
+    """
+
+    pk: int
+    member_id: int
+    gang_id: int | None
+    node: str
+    namespace: str
+    name: str
+
+
 def journal_recover(*, lease: Lease, backend: ClusterBackend) -> int:
     """Finish the pending binds a crashed or stale cycle left behind; returns how many."""
-    pending = list(BindJournal.objects.filter(state=BindState.PENDING).select_related("member"))
+    pending = [
+        JournalEntry(*row)
+        for row in BindJournal.objects.filter(state=BindState.PENDING)
+        .order_by("created", "id")
+        .values_list("pk", "member_id", "gang_id", "node", "member__namespace", "member__name")
+    ]
     if pending:
         logger.warning("recovering %d pending binds left by an earlier cycle", len(pending))
         journal_execute(lease=lease, backend=backend, rows=pending)
     return len(pending)
 
 
-def journal_execute(*, lease: Lease, backend: ClusterBackend, rows: list[BindJournal]) -> int:
+def journal_write(
+    *, cycle_id: int, epoch: int, binds: list[tuple[int, int | None, str, str, str]]
+) -> list[JournalEntry]:
+    """Insert one pending row per ``(member_id, gang_id, node, namespace, name)``, in one query.
+
+    Call it inside the cycle's fenced transaction. The partial unique index on pending rows
+    refuses a second pending bind for a pod (IntegrityError), as a row-by-row insert would.
+    """
+    if not binds:
+        return []
+    table = BindJournal._meta.db_table
+    now = timezone.now()
+    sql = f"""
+        INSERT INTO {table} (cycle_id, epoch, gang_id, member_id, node, state, error, created, updated)
+        SELECT %s, %s, v.gang_id, v.member_id, v.node, %s, '', %s, %s
+          FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) WITH ORDINALITY
+               AS v(member_id, gang_id, node, position)
+         ORDER BY v.position
+        RETURNING id, member_id
+    """
+    member_ids = [bind[0] for bind in binds]
+    gang_ids = [bind[1] for bind in binds]
+    nodes = [bind[2] for bind in binds]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [cycle_id, epoch, BindState.PENDING.value, now, now, member_ids, gang_ids, nodes])
+        # One pending row per member (the unique index just checked it): pair them by member.
+        ids = dict((member_id, pk) for pk, member_id in cursor.fetchall())
+    return [
+        JournalEntry(ids[member_id], member_id, gang_id, node, namespace, name)
+        for member_id, gang_id, node, namespace, name in binds
+    ]
+
+
+def journal_execute(*, lease: Lease, backend: ClusterBackend, rows: Sequence[JournalEntry]) -> int:
     """Bind the rows' pods, settle the rows, and enforce the gang rule on what happened.
 
     Runs fenced: a worker that lost the lease binds nothing. Binds that fail after a gang was
@@ -49,7 +107,7 @@ def journal_execute(*, lease: Lease, backend: ClusterBackend, rows: list[BindJou
     """
     if not rows:
         return 0
-    requests = [BindRequest(row.member.namespace, row.member.name, row.node) for row in rows]
+    requests = [BindRequest(row.namespace, row.name, row.node) for row in rows]
     with fenced(lease):
         results = backend.bind(requests)
         by_state: dict[BindState, list[int]] = defaultdict(list)
@@ -58,8 +116,10 @@ def journal_execute(*, lease: Lease, backend: ClusterBackend, rows: list[BindJou
             by_state[_STATE[result.outcome]].append(row.pk)
             if result.outcome != BindOutcome.BOUND:
                 errors[row.pk] = f"{result.outcome.value}: {result.error}".strip(": ")
-        for state, ids in by_state.items():
-            BindJournal.objects.filter(pk__in=ids).update(state=state)
+        sql = f"UPDATE {BindJournal._meta.db_table} SET state = %s WHERE id = ANY(%s::bigint[])"
+        with connection.cursor() as cursor:
+            for state, ids in by_state.items():
+                cursor.execute(sql, [state.value, ids])
         for pk, error in errors.items():
             BindJournal.objects.filter(pk=pk).update(error=error)
         gang_ids = {row.gang_id for row in rows if row.gang_id is not None}
@@ -72,7 +132,7 @@ def journal_execute(*, lease: Lease, backend: ClusterBackend, rows: list[BindJou
     return bound
 
 
-def _settle_gangs(gang_ids: set[int], rows: list[BindJournal], errors: dict[int, str], backend) -> None:
+def _settle_gangs(gang_ids: set[int], rows: Sequence[JournalEntry], errors: dict[int, str], backend) -> None:
     if not gang_ids:
         return
     counts = dict(
@@ -115,13 +175,23 @@ def _settle_gangs(gang_ids: set[int], rows: list[BindJournal], errors: dict[int,
 _ACTIVE = (MemberPhase.PENDING, MemberPhase.RUNNING)
 
 
-def members_by_key(keys: set[str]) -> dict[str, Member]:
-    """Active members by ``namespace/name``, for turning engine decisions back into rows."""
+def member_ids_by_key(keys: set[str]) -> dict[str, int]:
+    """Active members' ids by ``namespace/name``, for turning engine decisions back into rows;
+    one query with array parameters, however many keys."""
     if not keys:
         return {}
-    namespaces = {key.split("/", 1)[0] for key in keys}
-    names = {key.split("/", 1)[1] for key in keys}
-    rows = Member.objects.filter(namespace__in=namespaces, name__in=names, phase__in=_ACTIVE).only(
-        "id", "namespace", "name", "gang_id", "node", "reserved_node"
-    )
-    return {row.key: row for row in rows if row.key in keys}
+    namespaces = sorted({key.split("/", 1)[0] for key in keys})
+    names = sorted({key.split("/", 1)[1] for key in keys})
+    sql = f"""
+        SELECT id, namespace, name FROM {Member._meta.db_table}
+         WHERE namespace = ANY(%s::text[]) AND name = ANY(%s::text[]) AND phase = ANY(%s::text[])
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [namespaces, names, [phase.value for phase in _ACTIVE]])
+        rows = cursor.fetchall()
+    found = {}
+    for pk, namespace, name in rows:
+        key = f"{namespace}/{name}"
+        if key in keys:
+            found[key] = pk
+    return found
