@@ -136,27 +136,12 @@ def _handle(gang: Gang, reason: str | None, now: datetime) -> bool:
         and gang.restart_policy == RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN
         and remaining < gang.min_member
     ):
-        members_recreate([m.id for m in members], now=now)
-        Gang.objects.filter(id=gang.id).update(
-            phase=GangPhase.PENDING.value,
-            satisfied=False,
-            wait_started=None,
-            fallen_back=False,
-            running=0,
-            succeeded=0,
-            failed=0,
-            reason="",
-            message="",
-            details={},
-            updated=now,
-        )
-        event_record(
+        gang_requeue(
             gang=gang,
-            kind=GangEventKind.RESTARTED,
             reason=f"{remaining}/{gang.min_member} members left ({reason}): the whole gang is restarted",
             details={"scope": "gang", "failed": names},
+            now=now,
         )
-        logger.info("gang %s restarted whole: %s", gang.key, reason)
     else:
         members_recreate([m.id for m in failed], now=now)
         event_record(
@@ -167,6 +152,51 @@ def _handle(gang: Gang, reason: str | None, now: datetime) -> bool:
         )
         logger.info("gang %s: %d failed members recreated: %s", gang.key, len(failed), reason)
     return True
+
+
+@transaction.atomic
+def gang_requeue(
+    *,
+    gang: Gang,
+    reason: str,
+    kind: GangEventKind = GangEventKind.RESTARTED,
+    details: Mapping | None = None,
+    backend=None,
+    now: datetime | None = None,
+) -> int:
+    """Stop every pod of ``gang`` and queue the gang again whole, from Pending; returns how many.
+
+    The one place a whole gang restarts: the restart policy below minMember, a preemption, and
+    the bind journal's rollback of a gang that ended below minMember all come here. Pods still
+    on a node are deleted through the backend first (a failed delete is logged: the pod is
+    recreated pending anyway, which on the simulated cluster frees its node).
+    """
+    now = now or timezone.now()
+    backend = backend or get_backend()
+    members = list(gang.members.select_for_update().order_by("id"))
+    for member in members:
+        if member.phase in ACTIVE_MEMBER_PHASES and member.node:
+            try:
+                backend.delete_pod(member.namespace, member.name, reason)
+            except ClusterError as error:
+                logger.warning("requeueing %s: %s could not be deleted: %s", gang.key, member.key, error)
+    members_recreate([m.id for m in members], now=now)
+    Gang.objects.filter(id=gang.id).update(
+        phase=GangPhase.PENDING.value,
+        satisfied=False,
+        wait_started=None,
+        fallen_back=False,
+        running=0,
+        succeeded=0,
+        failed=0,
+        reason="",
+        message="",
+        details={},
+        updated=now,
+    )
+    event_record(gang=gang, kind=kind, reason=reason, details={"members": len(members), **(details or {})})
+    logger.info("gang %s requeued whole: %s", gang.key, reason)
+    return len(members)
 
 
 def _gang_fail(gang: Gang, members: list[Member], reason: str, now: datetime) -> None:

@@ -73,11 +73,12 @@ def test_celery_check_reports_a_broker_that_is_down():
 
 def test_celery_check_lists_the_workers_that_answer():
     # A real worker thread on the test broker: the ping goes through Redis and back.
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as worker:
         result = health.check_celery(celery_app, timeout=2.0)
 
     assert result.ok is True
-    assert len(result.detail["workers"]) == 1
+    # Other test runs on this machine may have workers on the same broker: look for ours.
+    assert worker.hostname in result.detail["workers"]
 
 
 def test_it_rejects_other_methods(client):
