@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8000
+NODES  ?= 16
 
 .PHONY: run test lint format help
 
@@ -27,7 +28,7 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
 
 run: $(VENV)/.installed-runtime
 	@$(BIN)/python manage.py check_services
-	$(BIN)/python scripts/run.py --port $(PORT)
+	$(BIN)/python scripts/run.py --port $(PORT) --nodes $(NODES)
 
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

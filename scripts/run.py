@@ -34,20 +34,24 @@ def manage(*args: str) -> None:
     subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True)
 
 
-def prepare() -> None:
+def prepare(nodes: int, port: int) -> None:
     """Everything that must be true before the processes start; each step is idempotent."""
     manage("ensure_database")
     manage("migrate", "--noinput")
     manage("collectstatic", "--noinput", "--verbosity", "0")
-    bootstrap_hook()
+    bootstrap(nodes, port)
 
 
-def bootstrap_hook() -> None:
-    """HOOK: first-run setup for a local install, run on every `make run` (must be idempotent).
+def bootstrap(nodes: int, port: int) -> None:
+    """First-run setup of a local install: an operator account, a cluster and work to watch.
 
-    To be added: create the operator account and seed the simulated cluster
-    (e.g. `manage("ensure_operator")`, `manage("seed_cluster")`).
+    Run on every `make run`; each step does nothing when its thing exists already. The demo
+    workload is submitted only into an empty installation, so a restart never adds more.
     """
+    manage("ensure_operator", "--port", str(port))
+    if os.environ.get("CLUSTER_BACKEND", "simulated") == "simulated":
+        manage("seed_cluster", "--if-empty", "--nodes", str(nodes))
+        manage("submit_demo", "--if-empty")
 
 
 def commands(host: str, port: int) -> dict[str, list[str]]:
@@ -137,12 +141,15 @@ def main() -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--skip-prepare", action="store_true", help="do not migrate/collectstatic first")
+    parser.add_argument(
+        "--nodes", type=int, default=16, help="nodes of the simulated cluster, when it is seeded (empty)"
+    )
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
     RUN_DIR.mkdir(exist_ok=True)
     if not args.skip_prepare:
-        prepare()
+        prepare(args.nodes, args.port)
 
     sup = Supervisor(commands(args.host, args.port))
     signal.signal(signal.SIGINT, sup.on_signal)

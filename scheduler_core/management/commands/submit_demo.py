@@ -99,8 +99,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--namespace", default="demo")
         parser.add_argument("--run", type=int, help="Run suffix (default: one more than the last run).")
+        parser.add_argument(
+            "--if-empty", action="store_true", help="Do nothing if any gang exists (first `make run`)."
+        )
 
-    def handle(self, *args, namespace: str, run: int | None, **options):
+    def handle(self, *args, namespace: str, run: int | None, if_empty: bool = False, **options):
+        if if_empty and Gang.objects.exists():
+            self.stdout.write("Gangs exist already: no demo submitted")
+            return
         run = run or next_run(namespace)
         try:
             with transaction.atomic():
