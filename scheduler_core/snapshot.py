@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, TextField
+from django.db.models import Exists, F, FloatField, Func, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 
 from scheduler_core.engine import model as engine
@@ -175,7 +175,11 @@ def build_snapshot() -> engine.Snapshot:
     has_live_pods = Exists(Member.objects.filter(gang=OuterRef("pk"), phase__in=ACTIVE_MEMBER_PHASES))
     gang_rows = (
         Gang.objects.filter(~Q(phase__in=DONE_PHASES) | Q(has_live_pods))
-        .annotate(min_resources_text=_text("min_resources"))
+        .annotate(
+            min_resources_text=_text("min_resources"),
+            created_epoch=_epoch("created"),
+            wait_started_epoch=_epoch("wait_started"),
+        )
         .order_by("namespace", "name")
         .values_list(
             "namespace",
@@ -187,14 +191,14 @@ def build_snapshot() -> engine.Snapshot:
             "wait_seconds",
             "style",
             "group__key",
-            "created",
+            "created_epoch",
             "phase",
             "priority",
             "placement",
             "preemptible",
             "queue",
             "satisfied",
-            "wait_started",
+            "wait_started_epoch",
             "fallen_back",
         )
     )
@@ -209,14 +213,14 @@ def build_snapshot() -> engine.Snapshot:
             wait_seconds=wait_seconds,
             style=TimeoutStyle(style),
             group=group_key,
-            created=created.timestamp(),
+            created=created,
             phase=GangPhase(phase),
             priority=priority,
             placement=Placement(placement),
             preemptible=preemptible,
             queue=queue,
             satisfied=satisfied,
-            wait_started=to_epoch(wait_started),
+            wait_started=wait_started,
             fallen_back=fallen_back,
         )
         for (
@@ -249,6 +253,8 @@ def build_snapshot() -> engine.Snapshot:
             node_selector_text=_text("node_selector"),
             tolerations_text=_text("tolerations"),
             affinity_text=_text("affinity"),
+            created_epoch=_epoch("created"),
+            started_epoch=_epoch("started_at"),
         )
         .order_by("namespace", "name")
         .values_list(
@@ -256,7 +262,7 @@ def build_snapshot() -> engine.Snapshot:
             "name",
             "requests_text",
             "priority",
-            "created",
+            "created_epoch",
             "gang__namespace",
             "gang__name",
             "node",
@@ -264,7 +270,7 @@ def build_snapshot() -> engine.Snapshot:
             "node_selector_text",
             "tolerations_text",
             "affinity_text",
-            "started_at",
+            "started_epoch",
             "duration_seconds",
             "preemptible",
             "terminating",
@@ -276,14 +282,14 @@ def build_snapshot() -> engine.Snapshot:
             name=name,
             requests=dict(decode.ints(requests)),
             priority=priority,
-            created=created.timestamp(),
+            created=created,
             gang=None if gang_name is None else f"{gang_namespace}/{gang_name}",
             node=node or None,
             reserved_node=reserved_node or None,
             node_selector=dict(decode.json(node_selector)),
             tolerations=decode.tolerations(tolerations),
             affinity=decode.affinity(affinity),
-            started=to_epoch(started_at),
+            started=started_at,
             duration=duration,
             preemptible=preemptible,
             terminating=terminating,
@@ -334,6 +340,12 @@ def build_snapshot() -> engine.Snapshot:
             for key, members in GangGroup.objects.order_by("key").values_list("key", "members")
         ),
     )
+
+
+def _epoch(column: str) -> Func:
+    """A timestamp column as float seconds since the epoch, computed by PostgreSQL: the same
+    float as ``to_epoch`` (both round the exact value once), without parsing 10,000 datetimes."""
+    return Func(F(column), template="EXTRACT(EPOCH FROM %(expressions)s)::float8", output_field=FloatField())
 
 
 def _text(column: str) -> Cast:
