@@ -12,23 +12,29 @@ What runs (nothing is mocked, nothing asserts; the script prints a summary and w
 * a simulated cluster of ``--nodes`` nodes {cpu 64, memory 256Gi, pods 110}, bulk-inserted;
 * a real ``celery worker`` subprocess (prefork, concurrency 2) on that database and queue;
 * no celery beat: the script asks for cycles itself, the way the service's own submit path does,
-  with ``scheduler_core.tasks.cycle_trigger()`` after every submission and every ``--tick``
-  seconds (0.2) while it waits. Triggers coalesce in Redis (one queued cycle at most), and a
-  trigger that arrives while a cycle runs is answered "busy" at once by the worker's other
-  process, so the worker runs back-to-back cycles with at most one tick between them. (Beat with
-  ``GANGSCHED_CYCLE_INTERVAL_S=0.2`` would do the same, plus the kubelet and publisher ticks,
-  which are not what is measured here.) No kubelet runs: bound pods stay bound and Pending.
+  with ``scheduler_core.tasks.cycle_trigger()``, from a thread: at once after every submission and
+  every ``--tick`` seconds (0.2) while it waits. Triggers coalesce in Redis (one queued cycle at
+  most), and a trigger that arrives while a cycle runs is answered "busy" at once by the
+  worker's other process, so the worker runs back-to-back cycles with at most one tick between
+  them. (Beat with ``GANGSCHED_CYCLE_INTERVAL_S=0.2`` would do the same, plus the kubelet and
+  publisher ticks, which are not what is measured here.) No kubelet runs: bound pods stay bound.
 
-Then ``--gangs`` gangs of ``--members`` pods (1 CPU, 4Gi each, Strict, min_member = members) are
-submitted one after another with ``gang_submit`` as fast as it goes (``--submitters`` threads).
+Two phases, each on a fresh database and a fresh worker:
 
-Measured:
+* stream (the issue's figure): ``--gangs`` gangs of ``--members`` pods (1 CPU, 4Gi each, Strict,
+  min_member = members) are submitted one after another with ``gang_submit`` as fast as it goes
+  (``--submitters`` threads) while the worker schedules them;
+* backlog (skip with ``--no-backlog``): the same gangs are all submitted first, with no trigger so
+  no cycle runs, then triggering starts: how fast the running service drains the pending pods,
+  whatever the submission path costs. Its latencies count from the first trigger.
 
-* ``pods_bound_per_second``: pods bound / (last pod bound - first submission started). A pod is
-  bound when its Member row has a node; the moment is that of the cycle that bound it (its
-  ``started_at + duration_s``: the cycle's binds are committed by then), so the figure does not
-  depend on how often the script polls. ``pods_bound_per_second_steady`` is the same over the
-  middle of the run (10% to 90% of the pods bound), without start-up and tail.
+Measured, per phase:
+
+* ``pods_bound_per_second``: pods bound / (last pod bound - first submission started; backlog:
+  first trigger). A pod is bound when its Member row has a node; the moment is the end of the
+  cycle that bound it (its ``started_at + duration_s``: the cycle's binds are committed by then),
+  so the figure does not depend on how often the script polls. ``pods_bound_per_second_steady``
+  is the same over the middle of the run (10% to 90% of the pods bound);
 * per gang, submission (the start of its ``gang_submit`` call) to its last member bound (end of
   the cycle of its last ``BindJournal`` row in state bound): p50, p99, max;
 * cycles run, mean cycle duration (``SchedulingCycle.duration_s``) and mean per-action timings
@@ -78,7 +84,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this")
     parser.add_argument("--out", default=str(ROOT / "bench/results/service.json"))
     parser.add_argument("--profile", action="store_true", help="cProfile one in-process cycle instead")
+    parser.add_argument("--profile-extra", type=int, default=10, help="gangs pending in profiled cycle 2")
     parser.add_argument("--profile-out", default=str(ROOT / "bench/results/service_profile.txt"))
+    parser.add_argument("--no-backlog", action="store_true", help="skip the backlog phase")
     parser.add_argument("--keep-db", action="store_true", help="do not drop the bench database")
     return parser.parse_args()
 
@@ -246,7 +254,7 @@ class Worker:
     def stop(self) -> None:
         if self.process.poll() is not None:
             return
-        os.killpg(self.process.pid, signal.SIGTERM)
+        os.kill(self.process.pid, signal.SIGTERM)  # warm shutdown: the main process stops its pool
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -275,19 +283,31 @@ def wait_first_cycle(worker: Worker, tick: float, timeout: float = 120.0) -> Non
 
 
 class Ticker(threading.Thread):
-    """Ask for a cycle every ``tick`` seconds until stopped (the script's stand-in for beat)."""
+    """The script's stand-in for beat: ``cycle_trigger()`` every ``tick`` seconds, and at once
+    when a submission ``kick()``s it (the submitting thread itself never waits on Redis)."""
 
     def __init__(self, tick: float) -> None:
         super().__init__(daemon=True)
         self.tick = tick
         self.stopped = threading.Event()
+        self.kicked = threading.Event()
+
+    def kick(self) -> None:
+        self.kicked.set()
 
     def run(self) -> None:
         from django.db import connection
 
-        while not self.stopped.wait(self.tick):
+        while not self.stopped.is_set():
+            self.kicked.wait(self.tick)
+            self.kicked.clear()
             trigger()
         connection.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.kicked.set()
+        self.join()
 
 
 # ---------------------------------------------------------------- measuring
@@ -374,32 +394,56 @@ def measure(submitted: dict[str, float], first_cycle_id: int) -> dict:
 # ---------------------------------------------------------------- the two modes
 
 
-def run_service(args) -> dict:
+def database_prepare(nodes: int) -> None:
+    from django.core.management import call_command
+    from django.db import connections
+
+    connections.close_all()
+    database_create()
+    call_command("migrate", verbosity=0)
+    redis_reset()
+    nodes_create(nodes)
+
+
+def run_phase(args, *, backlog: bool) -> dict:
+    """One measured run on a fresh database and a fresh worker.
+
+    stream: gangs are submitted while the worker schedules (the issue's figure: first
+    submission to last pod bound). backlog: every gang is submitted first with no trigger (so no
+    cycle runs), then triggering starts: how fast the running service drains 10,000 pending
+    pods, whatever the submission path costs. Latencies then count from the first trigger.
+    """
     from scheduler_core.models import SchedulingCycle
 
+    database_prepare(args.nodes)
     worker = Worker(concurrency=2)
     ticker = None
+    total = args.gangs * args.members
     try:
         wait_first_cycle(worker, args.tick)
+        time.sleep(2 * args.tick)  # a warm-up trigger still queued runs now, not during the phase
         first_cycle_id = SchedulingCycle.objects.order_by("-pk").values_list("pk", flat=True).first() + 1
-        print(f"worker up; submitting {args.gangs} gangs x {args.members} pods", flush=True)
+        label = "backlog" if backlog else "stream"
+        print(f"[{label}] worker up; submitting {args.gangs} gangs x {args.members} pods", flush=True)
         ticker = Ticker(args.tick)
-        ticker.start()
+        if not backlog:
+            ticker.start()
         began = time.time()
-        submitted = submit_all(args.gangs, args.members, args.submitters, trigger)
+        submitted = submit_all(args.gangs, args.members, args.submitters, None if backlog else ticker.kick)
         submit_s = time.time() - began
-        total = args.gangs * args.members
-        print(f"submitted {total} pods in {submit_s:.2f}s; waiting for binds", flush=True)
+        print(f"[{label}] submitted {total} pods in {submit_s:.2f}s; waiting for binds", flush=True)
+        if backlog:
+            released = time.time()
+            ticker.start()
+            submitted = dict.fromkeys(submitted, released)
         bound, polled_at = wait_all_bound(total, worker, args.tick, args.timeout)
-        ticker.stopped.set()
-        ticker.join()
+        ticker.stop()
         ticker = None
         # Let a cycle still running finish writing its duration before reading the cycles.
         time.sleep(1.0)
     finally:
         if ticker is not None:
-            ticker.stopped.set()
-            ticker.join()
+            ticker.stop()
         worker.stop()
     result = measure(submitted, first_cycle_id)
     result["submit_s"] = submit_s
@@ -410,36 +454,79 @@ def run_service(args) -> dict:
 
 
 def run_profile(args) -> None:
+    """Two cycles in-process under cProfile: all ``--gangs`` pending (the backlog case), then
+    ``--profile-extra`` more gangs pending beside the bound ones (a cycle of the stream case)."""
     from scheduler_core.cluster.simulated import SimulatedCluster
-    from scheduler_core.models import SchedulingCycle
-    from scheduler_core.services.cycle import cycle_run
 
     began = time.time()
-    submit_all(args.gangs, args.members, args.submitters, None)
-    print(f"submitted {args.gangs * args.members} pods in {time.time() - began:.2f}s; profiling one cycle")
-    profiler = cProfile.Profile()
-    profiler.enable()
-    report = cycle_run(holder="bench-profile", backend=SimulatedCluster())
-    profiler.disable()
-    cycle = SchedulingCycle.objects.order_by("-pk").first()
+    submitted = submit_all(args.gangs, args.members, args.submitters, None)
+    print(f"submitted {len(submitted) * args.members} pods in {time.time() - began:.2f}s; profiling")
     text = io.StringIO()
-    print(
-        f"cycle: {report.pods_considered} considered, {report.pods_bound} bound in {report.duration_s:.3f}s; "
-        f"engine timings: { {k: round(v, 4) for k, v in (cycle.timings if cycle else {}).items()} }",
-        file=text,
-    )
-    stats = pstats.Stats(profiler, stream=text).strip_dirs()
-    stats.sort_stats("cumulative").print_stats(45)
-    stats.sort_stats("tottime").print_stats(30)
+    backend = SimulatedCluster()
+    profile_cycle(f"cycle 1: {args.gangs} gangs pending", backend, text)
+    extra = range(args.gangs, args.gangs + args.profile_extra)
+    submit_all_indexes(extra, args.members)
+    profile_cycle(f"cycle 2: {args.profile_extra} more gangs pending, the others bound", backend, text)
     print(text.getvalue())
     Path(args.profile_out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.profile_out).write_text(text.getvalue())
     print(f"wrote {args.profile_out}")
 
 
-def summary(result: dict) -> str:
+def submit_all_indexes(indexes, members: int) -> None:
+    from scheduler_core.services.submit import gang_submit
+
+    for index in indexes:
+        gang_submit(
+            namespace=NAMESPACE, name=f"g{index:05d}", min_member=members, pods=gang_pods(index, members)
+        )
+
+
+def profile_cycle(title: str, backend, text: io.StringIO) -> None:
+    from django.db import connection
+
+    from scheduler_core.events import events_publish
+    from scheduler_core.models import SchedulingCycle
+    from scheduler_core.services.cycle import cycle_run
+
+    queries: list[tuple[float, str]] = []
+
+    def timed(execute, sql, params, many, context):
+        began = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            queries.append((time.perf_counter() - began, " ".join(sql.split())[:100]))
+
+    profiler = cProfile.Profile()
+    with connection.execute_wrapper(timed):
+        profiler.enable()
+        report = cycle_run(holder="bench-profile", backend=backend)
+        profiler.disable()
+    cycle = SchedulingCycle.objects.order_by("-pk").first()
+    began = time.perf_counter()
+    published = events_publish()  # what the schedule task does after each cycle
+    publish_s = time.perf_counter() - began
+    print(f"==== {title}", file=text)
+    print(f"then events_publish(): {published} events in {publish_s:.3f}s (not profiled)", file=text)
+    print(
+        f"{report.pods_considered} considered, {report.pods_bound} bound in {report.duration_s:.3f}s "
+        f"(under cProfile); engine timings: "
+        f"{ {k: round(v, 4) for k, v in (cycle.timings if cycle else {}).items()} }",
+        file=text,
+    )
+    print(f"{len(queries)} queries, {sum(q[0] for q in queries):.3f}s; the slowest:", file=text)
+    for seconds, sql in sorted(queries, reverse=True)[:12]:
+        print(f"  {seconds * 1000:8.1f} ms  {sql}", file=text)
+    stats = pstats.Stats(profiler, stream=text).strip_dirs()
+    stats.sort_stats("cumulative").print_stats(40)
+    stats.sort_stats("tottime").print_stats(25)
+
+
+def summary(result: dict, title: str) -> str:
     lines = [
-        f"service bench: {result['nodes']} nodes, {result['gangs']} gangs x {result['members']} pods "
+        f"service bench, {title}",
+        f"  {result['nodes']} nodes, {result['gangs']} gangs x {result['members']} pods "
         f"({result['gangs'] * result['members']} pods), worker prefork x2",
         f"  submitted in          {result['submit_s']:8.2f} s   "
         f"({result['submit_pods_per_second']:.0f} pods/s)",
@@ -465,14 +552,10 @@ def main() -> None:
     import django
 
     django.setup()
-    from django.core.management import call_command
 
-    database_create()
     try:
-        call_command("migrate", verbosity=0)
-        redis_reset()
-        nodes_create(args.nodes)
         if args.profile:
+            database_prepare(args.nodes)
             run_profile(args)
             return
         result = {
@@ -488,12 +571,17 @@ def main() -> None:
             "worker": {
                 "pool": "prefork",
                 "concurrency": 2,
-                "trigger": "cycle_trigger() per submit + every tick",
+                "trigger": "cycle_trigger() from a thread, after each submission and every tick",
             },
-            "machine": machine_info(),
         }
-        result.update(run_service(args))
-        print(summary(result))
+        result["load_average_at_start"] = os.getloadavg()
+        result.update(run_phase(args, backlog=False))
+        result["machine"] = machine_info()
+        print(summary(result, "stream: submitted while the worker schedules"))
+        if not args.no_backlog:
+            result["load_average_before_backlog"] = os.getloadavg()
+            result["backlog"] = run_phase(args, backlog=True)
+            print(summary({**result, **result["backlog"]}, "backlog: all submitted, then triggered"))
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2, sort_keys=False) + "\n")
