@@ -175,6 +175,9 @@ def build_snapshot() -> engine.Snapshot:
     has_live_pods = Exists(Member.objects.filter(gang=OuterRef("pk"), phase__in=ACTIVE_MEMBER_PHASES))
     gang_rows = (
         Gang.objects.filter(~Q(phase__in=DONE_PHASES) | Q(has_live_pods))
+        # A provisional gang (pods before their PodGroup) stays out: the engine then holds its
+        # pods back, as members of a gang it does not know yet.
+        .exclude(provisional=True)
         .annotate(
             min_resources_text=_text("min_resources"),
             created_epoch=_epoch("created"),

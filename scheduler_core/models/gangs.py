@@ -90,6 +90,11 @@ class Gang(models.Model):
         max_length=32, choices=RestartPolicy.choices, default=RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN
     )
     submitter = models.CharField(max_length=150, blank=True)
+    # Pods that name a gang before its declaration (PodGroup) arrives are held in a provisional
+    # gang, which the scheduler does not see (snapshot.py leaves it out, so its pods wait) until
+    # the declaration arrives or ``provisional_until`` passes (Koordinator's behaviour).
+    provisional = models.BooleanField(default=False)
+    provisional_until = models.DateTimeField(null=True, blank=True)
     declaration = models.JSONField(default=dict, blank=True, help_text="The manifest it was submitted as.")
     source_format = models.CharField(max_length=32, blank=True, help_text="e.g. podgroup, volcano, yunikorn")
 
@@ -115,6 +120,12 @@ class Gang(models.Model):
 
     class Meta:
         ordering = ["created", "id"]
+        # Operator actions are permissions of their own: DRF's DjangoModelPermissions would map
+        # a POST of "retry" or "kill" to add_gang, which says nothing about either.
+        permissions = [
+            ("retry_gang", "Can retry a gang that timed out or failed"),
+            ("kill_gang", "Can kill a gang and delete its pods"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["namespace", "name"], name="gang_unique_namespace_name"),
             models.CheckConstraint(condition=Q(min_member__gte=1), name="gang_min_member_positive"),
