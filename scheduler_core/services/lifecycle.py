@@ -52,7 +52,7 @@ _GANG_FIELDS = (
 _IS_BOUND = ExpressionWrapper(Q(node__isnull=False), output_field=BooleanField())
 
 
-class _RemoveKeys(Func):
+class JSONRemoveKeys(Func):
     """``column - keys::text[]`` on jsonb: drop keys from an object column inside one UPDATE.
 
     The cast matters: a list parameter arrives untyped, and ``jsonb - text`` would then remove
@@ -91,7 +91,7 @@ def members_recreate(member_ids: Iterable[int], *, now: datetime) -> int:
         started_at=None,
         finished_at=None,
         terminating=False,
-        annotations=_RemoveKeys(F("annotations"), Value([FAILED_REASON, DELETED_REASON])),
+        annotations=JSONRemoveKeys(F("annotations"), Value([FAILED_REASON, DELETED_REASON])),
         updated=now,
     )
 
