@@ -1,0 +1,346 @@
+"""``manifests_apply``: manifests in, Gang / GangGroup / Member rows out, all or nothing.
+
+Three steps, so that every check runs before the first write:
+
+1. load: each object through its format's loader (``registry.py``) into GangSpec / PodSpec;
+2. plan: gangs declared by objects win over gangs declared on pods; two pods declaring one gang
+   differently is an error; pods naming an undeclared gang are collected for a provisional gang;
+3. write, in one transaction: gangs (created / configured / unchanged, compared field by field,
+   so re-applying a manifest changes nothing), gang groups, then pods. A pod already bound keeps
+   its spec (Kubernetes' pod spec is immutable); its labels and annotations may change.
+
+A pod naming a gang nobody declared (a PodGroup label before the PodGroup) joins a provisional
+gang, which the scheduler does not see until its PodGroup is applied or
+``GANGSCHED_PROVISIONAL_GRACE_S`` passes (``provisional.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import reduce
+from operator import or_
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from scheduler_core.models import Gang, GangEventKind, GangGroup, Member
+from scheduler_core.services.history import event_record
+
+from . import validate as v
+from .documents import documents_expand, size_check
+from .registry import manifest_load
+from .spec import GangRef, GangSpec, Loaded, PodSpec
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PROVISIONAL_GRACE_S = 60
+CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
+#: Member fields a bound pod may still change (metadata); the others are its immutable spec.
+_METADATA_FIELDS = ("labels", "annotations")
+
+
+@dataclass
+class ApplyResult:
+    lines: list[str] = field(default_factory=list)
+    gangs: list[Gang] = field(default_factory=list)
+    pods: int = 0  # pods created
+    changed: bool = False
+
+
+@dataclass
+class _Plan:
+    loaded: list[Loaded]
+    gangs: dict[str, GangSpec]  # declared, by key, in order
+    pods: dict[str, PodSpec]
+    refs: dict[str, GangRef]  # gangs pods name but nobody declared here, by key
+    pods_by_gang: dict[str, list[PodSpec]]
+
+
+def manifests_apply(documents: list[Any], *, submitter: str = "") -> ApplyResult:
+    """Apply parsed manifests (``documents.documents_parse``, or JSON objects from the API).
+
+    Raises DeclarationError (``field``, ``reason``) and writes nothing when any object is refused.
+    """
+    try:
+        size_check(len(json.dumps(documents, default=str)))
+    except (TypeError, ValueError, RecursionError):
+        raise v.DeclarationError("", "the manifest is not JSON-shaped data") from None
+    plan = _plan(_load(documents_expand(documents)))
+    with transaction.atomic():
+        result = _write(plan, submitter)
+        if result.changed:
+            transaction.on_commit(_wake_scheduler)
+    return result
+
+
+def _wake_scheduler() -> None:
+    from scheduler_core.tasks import cycle_trigger  # tasks imports Celery; keep this module light
+
+    try:
+        cycle_trigger()
+    except Exception:  # the change is committed; the periodic cycle will pick it up
+        logger.exception("could not trigger a scheduling cycle after apply")
+
+
+# ---------------------------------------------------------------- 1. load
+
+
+def _load(manifests) -> list[Loaded]:
+    loaded, pods = [], 0
+    maximum = v.limit("GANGSCHED_MAX_GANG_MEMBERS", v.MAX_GANG_MEMBERS)
+    for manifest in manifests:
+        item = manifest_load(manifest)
+        pods += len(item.pods)
+        if pods > maximum:
+            raise v.DeclarationError(manifest.path or "", f"one apply may create at most {maximum} pods")
+        loaded.append(item)
+    return loaded
+
+
+# ---------------------------------------------------------------- 2. plan
+
+
+def _plan(loaded: list[Loaded]) -> _Plan:
+    declared: dict[str, GangSpec] = {}
+    for item in loaded:
+        for gang in item.gangs:
+            if gang.key in declared:
+                raise v.DeclarationError(gang.field, f"gang {gang.key} is declared twice")
+            declared[gang.key] = gang
+    by_objects = set(declared)
+    pods: dict[str, PodSpec] = {}
+    refs: dict[str, GangRef] = {}
+    pods_by_gang: dict[str, list[PodSpec]] = defaultdict(list)
+    for item in loaded:
+        for pod in item.pods:
+            if pod.key in pods:
+                raise v.DeclarationError(pod.field, f"pod {pod.key} is declared twice")
+            pods[pod.key] = pod
+            if pod.gang is None:
+                continue
+            pods_by_gang[pod.gang.key].append(pod)
+            for gang in filter(None, [pod.gang.spec, *pod.gang.siblings]):
+                if gang.key in by_objects:
+                    continue  # the PodGroup (or GangJob) wins over what its pods say
+                first = declared.setdefault(gang.key, gang)
+                if _comparable(first) != _comparable(gang):
+                    raise v.DeclarationError(
+                        gang.field,
+                        f"declares gang {gang.key} differently from {first.field or 'the first pod'}",
+                    )
+            if pod.gang.key not in declared:
+                refs.setdefault(pod.gang.key, pod.gang)
+    for key in declared:
+        refs.pop(key, None)
+    for key, members in pods_by_gang.items():
+        gang = declared.get(key)
+        if gang is not None:
+            for pod in members:
+                _constraints_default(pod, gang)
+    return _Plan(loaded, declared, pods, refs, pods_by_gang)
+
+
+def _comparable(gang: GangSpec) -> tuple:
+    settings_ = {k: val for k, val in gang.settings().items() if k != "declaration"}
+    return tuple(sorted(settings_.items(), key=lambda kv: kv[0])), gang.group_key, gang.group
+
+
+def _constraints_default(pod: PodSpec, gang: GangSpec) -> None:
+    """YuniKorn: a member with no constraints of its own takes its task group's."""
+    if not pod.node_selector:
+        pod.node_selector = dict(gang.member_node_selector)
+    if not pod.tolerations:
+        pod.tolerations = list(gang.member_tolerations)
+    if not pod.affinity:
+        pod.affinity = list(gang.member_affinity)
+
+
+# ---------------------------------------------------------------- 3. write
+
+
+def _keys_q(keys) -> Q:
+    by_namespace: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        namespace, name = key.split("/", 1)
+        by_namespace[namespace].append(name)
+    return reduce(or_, (Q(namespace=ns, name__in=names) for ns, names in by_namespace.items()), Q(pk__in=[]))
+
+
+def _write(plan: _Plan, submitter: str) -> ApplyResult:
+    result = ApplyResult()
+    existing = {
+        gang.key: gang
+        for gang in Gang.objects.select_for_update().filter(
+            _keys_q([*plan.gangs, *plan.refs, *plan.pods_by_gang])
+        )
+    }
+    statuses: dict[str, str] = {}
+    gangs_out: dict[str, Gang] = {}
+    groups = _groups_write(plan.gangs.values())
+    for key, spec in plan.gangs.items():
+        gang, status = _gang_write(spec, existing.get(key), groups, submitter)
+        statuses[key], gangs_out[key] = status, gang
+        result.lines.append(_gang_line(gang, status))
+    for key, ref in plan.refs.items():
+        gang = existing.get(key)
+        if gang is not None and not gang.provisional:
+            gangs_out[key] = gang  # declared by an earlier apply: the pods just join it
+            continue
+        gang, status = _provisional_write(ref, gang, len(plan.pods_by_gang[key]), submitter)
+        statuses[key], gangs_out[key] = status, gang
+        result.lines.append(_gang_line(gang, status))
+    pod_statuses = _pods_write(plan, gangs_out)
+    result.pods = sum(1 for status in pod_statuses.values() if status == CREATED)
+    object_lines = []
+    for item in plan.loaded:
+        own = [statuses[g.key] for g in item.gangs] + [pod_statuses[p.key] for p in item.pods]
+        object_lines.append(f"{item.object_name} {_combined(own)}")
+        if not item.object_name.startswith("pod/"):
+            object_lines.extend(f"pod/{pod.name} {pod_statuses[pod.key]}" for pod in item.pods)
+    result.lines = object_lines + result.lines
+    result.gangs = list(gangs_out.values())
+    result.changed = any(s != UNCHANGED for s in [*statuses.values(), *pod_statuses.values()])
+    return result
+
+
+def _combined(statuses: list[str]) -> str:
+    if statuses and all(s == CREATED for s in statuses):
+        return CREATED
+    if all(s == UNCHANGED for s in statuses):
+        return UNCHANGED
+    return CONFIGURED
+
+
+def _gang_line(gang: Gang, status: str) -> str:
+    line = f"gang {gang.key} {status}"
+    if gang.provisional:
+        line += (
+            f" (provisional: waiting for its declaration until {gang.provisional_until:%Y-%m-%dT%H:%M:%SZ})"
+        )
+    return line
+
+
+def _groups_write(specs) -> dict[str, GangGroup]:
+    wanted = {spec.group_key: spec.group for spec in specs if spec.group_key}
+    groups = {group.key: group for group in GangGroup.objects.select_for_update().filter(key__in=wanted)}
+    for key, members in wanted.items():
+        group = groups.get(key)
+        if group is None:
+            groups[key] = GangGroup.objects.create(key=key, members=members)
+        elif group.members != members:
+            group.members = members
+            group.save(update_fields=["members", "updated"])
+    return groups
+
+
+def _gang_write(spec: GangSpec, gang: Gang | None, groups: dict[str, GangGroup], submitter: str):
+    fields = spec.settings()
+    fields["group"] = groups.get(spec.group_key) if spec.group_key else None
+    if gang is None:
+        gang = Gang.objects.create(namespace=spec.namespace, name=spec.name, submitter=submitter, **fields)
+        event_record(gang=gang, kind=GangEventKind.CREATED, reason=f"declared ({spec.source_format})")
+        return gang, CREATED
+    was_provisional = gang.provisional
+    changed = [name for name, value in fields.items() if getattr(gang, name) != value]
+    if not changed and not was_provisional:
+        return gang, UNCHANGED
+    for name, value in fields.items():
+        setattr(gang, name, value)
+    gang.provisional, gang.provisional_until = False, None
+    gang.save()
+    if was_provisional:
+        event_record(
+            gang=gang,
+            kind=GangEventKind.CREATED,
+            reason=f"declared ({spec.source_format}); its waiting pods join",
+        )
+    logger.info("gang %s configured: %s", gang.key, ", ".join(changed) or "declared")
+    return gang, CONFIGURED
+
+
+def _provisional_write(ref: GangRef, gang: Gang | None, pods: int, submitter: str):
+    """A gang named by pods but not declared yet: min_member is the pods' min-available hint,
+    or the number of pods present, until its declaration arrives."""
+    if gang is None:
+        grace = getattr(settings, "GANGSCHED_PROVISIONAL_GRACE_S", DEFAULT_PROVISIONAL_GRACE_S)
+        gang = Gang.objects.create(
+            namespace=ref.namespace,
+            name=ref.name,
+            min_member=max(1, ref.min_available or pods),
+            provisional=True,
+            provisional_until=timezone.now() + timedelta(seconds=grace),
+            source_format=ref.source_format,
+            declaration={"provisional": {"named_by": ref.field, "min_available": ref.min_available}},
+            submitter=submitter,
+        )
+        event_record(
+            gang=gang,
+            kind=GangEventKind.EXPLAINED,
+            reason=f"provisional: {pods} pods name this gang; they wait for its declaration "
+            f"until {gang.provisional_until:%Y-%m-%dT%H:%M:%SZ}",
+        )
+        return gang, CREATED
+    return gang, UNCHANGED  # the pods' count is updated once they are written (_pods_write)
+
+
+def _pods_write(plan: _Plan, gangs: dict[str, Gang]) -> dict[str, str]:
+    existing = {
+        member.key: member for member in Member.objects.select_for_update().filter(_keys_q(plan.pods))
+    }
+    _total_number_check(plan, gangs, existing)
+    statuses, new = {}, []
+    for key, pod in plan.pods.items():
+        gang = gangs.get(pod.gang.key) if pod.gang else None
+        fields = pod.member_fields()
+        member = existing.get(key)
+        if member is None:
+            new.append(Member(namespace=pod.namespace, name=pod.name, gang=gang, **fields))
+            statuses[key] = CREATED
+            continue
+        if member.gang_id != (gang.pk if gang else None):
+            was = f"gang {member.gang.key}" if member.gang else "no gang"
+            raise v.DeclarationError(pod.field, f"pod {key} already exists with {was}; delete it first")
+        changed = [name for name, value in fields.items() if getattr(member, name) != value]
+        if not changed:
+            statuses[key] = UNCHANGED
+            continue
+        spec_changes = [name for name in changed if name not in _METADATA_FIELDS]
+        if spec_changes and (member.node or member.phase != "Pending"):
+            raise v.DeclarationError(
+                pod.field,
+                f"pod {key} is already bound: its {', '.join(spec_changes)} cannot change (delete it first)",
+            )
+        for name in changed:
+            setattr(member, name, fields[name])
+        member.save(update_fields=[*changed, "updated"])
+        statuses[key] = CONFIGURED
+    Member.objects.bulk_create(new)
+    for gang in gangs.values():
+        if gang.provisional:
+            hint = (gang.declaration.get("provisional") or {}).get("min_available")
+            count = gang.members.count()
+            if not hint and count > gang.min_member:
+                Gang.objects.filter(pk=gang.pk).update(min_member=count)
+                gang.min_member = count
+    return statuses
+
+
+def _total_number_check(plan: _Plan, gangs: dict[str, Gang], existing: dict[str, Member]) -> None:
+    for key, members in plan.pods_by_gang.items():
+        gang = gangs.get(key)
+        if gang is None or gang.total_number is None:
+            continue
+        others = Member.objects.filter(gang=gang).exclude(_keys_q(p.key for p in members)).count()
+        if others + len(members) > gang.total_number:
+            raise v.DeclarationError(
+                members[-1].field,
+                f"gang {key} expects {gang.total_number} members in all (total-number), "
+                f"but would have {others + len(members)}",
+            )

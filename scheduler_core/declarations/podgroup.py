@@ -1,0 +1,89 @@
+"""scheduler-plugins coscheduling: the ``PodGroup`` CRD and the labels pods join it with.
+
+| key | gangsched field | default |
+|---|---|---|
+| PodGroup ``spec.minMember`` | min_member | required |
+| PodGroup ``spec.minResources`` | min_resources | none |
+| PodGroup ``spec.scheduleTimeoutSeconds`` | wait_seconds | 60 s (the plugin's permitWaitingTimeSeconds) |
+| PodGroup Koordinator annotations | override the fields above | - |
+| pod label ``scheduling.x-k8s.io/pod-group`` | the pod's gang (a PodGroup) | - |
+| pod label ``pod-group.scheduling.sigs.k8s.io`` (or ``.../name``) | the pod's gang (older form) | - |
+| label or annotation ``.../min-available`` | min_member | none: the pods name a PodGroup |
+
+A pod naming a PodGroup that does not exist yet waits in a provisional gang (``apply.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import koordinator
+from . import validate as v
+from .documents import Manifest
+from .spec import GangRef, GangSpec, Loaded
+from .workloads import PodReader, object_meta
+
+GROUP = "scheduling.x-k8s.io"
+LABEL = "scheduling.x-k8s.io/pod-group"
+LEGACY = "pod-group.scheduling.sigs.k8s.io"
+LEGACY_NAME = LEGACY + "/name"
+LEGACY_MIN_AVAILABLE = LEGACY + "/min-available"
+#: scheduler-plugins' default Permit wait (permitWaitingTimeSeconds) when a PodGroup sets none.
+DEFAULT_WAIT_SECONDS = 60.0
+SOURCE, LEGACY_SOURCE = "podgroup", "podgroup-legacy"
+
+
+def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
+    namespace, name, metadata = object_meta(manifest)
+    spec_field = v.join(manifest.path, "spec")
+    spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
+    timeout = spec.get("scheduleTimeoutSeconds")
+    gang = GangSpec(
+        namespace=namespace,
+        name=name,
+        min_member=v.member_count(spec.get("minMember"), v.join(spec_field, "minMember")),
+        min_resources=v.resources(spec.get("minResources"), v.join(spec_field, "minResources")),
+        wait_seconds=DEFAULT_WAIT_SECONDS
+        if timeout is None
+        else v.wait_seconds(timeout, v.join(spec_field, "scheduleTimeoutSeconds")),
+        source_format=SOURCE,
+        declaration=manifest.obj,
+        field=manifest.path,
+    )
+    annotations_field = v.join(manifest.path, "metadata", "annotations")
+    annotations = v.string_map(metadata.get("annotations"), annotations_field)
+    koordinator.overlay(gang, annotations, annotations_field)
+    return Loaded(object_name=f"podgroup.{GROUP}/{name}", gangs=[gang])
+
+
+def pod_gang(
+    namespace: str, labels: dict[str, str], annotations: dict[str, str], field: str
+) -> GangRef | None:
+    if LABEL in labels:
+        where = v.join(field, "labels", LABEL)
+        return GangRef(namespace, v.dns_subdomain(labels[LABEL], where), SOURCE, where)
+    legacy_key = LEGACY_NAME if LEGACY_NAME in labels else LEGACY if LEGACY in labels else None
+    if legacy_key is None:
+        return None
+    where = v.join(field, "labels", legacy_key)
+    ref = GangRef(namespace, v.dns_subdomain(labels[legacy_key], where), LEGACY_SOURCE, where)
+    # The quorum is a label in the old docs and an annotation in many manifests: read both.
+    for kind, values in (("labels", labels), ("annotations", annotations)):
+        if LEGACY_MIN_AVAILABLE in values:
+            min_field = v.join(field, kind, LEGACY_MIN_AVAILABLE)
+            ref.spec = GangSpec(
+                namespace=namespace,
+                name=ref.name,
+                min_member=v.member_count(values[LEGACY_MIN_AVAILABLE], min_field),
+                wait_seconds=DEFAULT_WAIT_SECONDS,
+                source_format=LEGACY_SOURCE,
+                declaration={
+                    kind: {LEGACY_MIN_AVAILABLE: values[LEGACY_MIN_AVAILABLE], legacy_key: ref.name}
+                },
+                field=min_field,
+            )
+            break
+    return ref
+
+
+KINDS = {(GROUP, "PodGroup"): load}

@@ -1,0 +1,210 @@
+"""Plain Kubernetes workloads: Pod, Job, Deployment, StatefulSet, and the pod template reader.
+
+In the simulated cluster gangsched plays the workload controllers, so each workload becomes the
+pods Kubernetes would create: a Job ``parallelism`` pods (default 1), a Deployment or
+StatefulSet ``replicas`` pods (default 1), named ``<name>-<i>``, each with the template's
+labels, annotations and spec. The gang a pod belongs to is read from its labels and annotations
+by the pod readers of the other formats (``registry.POD_READERS``), passed in as ``readers``.
+
+A pod's requests are the sum of its containers' requests, a container's limit standing in for a
+request it does not set (as Kubernetes defaults it); an init container runs alone, so the pod
+needs at least the largest init container's request, resource by resource.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django.conf import settings
+
+from . import validate as v
+from .documents import Manifest
+from .spec import GangRef, Loaded, PodSpec
+
+PodReader = Callable[[str, dict[str, str], dict[str, str], str], GangRef | None]
+
+DURATION_ANNOTATION = "gangsched.io/duration-seconds"
+#: Kubernetes' built-in priority classes.
+BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+#: Until PriorityClass objects can be applied: classes from settings.GANGSCHED_PRIORITY_CLASSES.
+DEFAULT_PRIORITY_CLASSES = {"high": 1000, "default": 0, "low": -100}
+#: Kubernetes caps user-defined priorities at one billion; higher values are the system's.
+MAX_USER_PRIORITY = 1_000_000_000
+
+
+def scheduler_name() -> str:
+    return getattr(settings, "GANGSCHED_SCHEDULER_NAME", "gangsched")
+
+
+def priority_of(spec: dict[str, Any], field: str) -> int | None:
+    """``priority`` or ``priorityClassName`` (both: they must agree, as Kubernetes' admission
+    requires); None when neither is given."""
+    explicit = spec.get("priority")
+    if explicit is not None:
+        explicit = v.integer(explicit, v.join(field, "priority"), minimum=-(2**31), maximum=MAX_USER_PRIORITY)
+    class_name = spec.get("priorityClassName")
+    if class_name is None:
+        return explicit
+    classes = {**getattr(settings, "GANGSCHED_PRIORITY_CLASSES", DEFAULT_PRIORITY_CLASSES)}
+    classes.update(BUILTIN_PRIORITY_CLASSES)
+    where = v.join(field, "priorityClassName")
+    if class_name not in classes:
+        raise v.DeclarationError(
+            where, f"unknown priority class {class_name!r} (known: {', '.join(sorted(classes))})"
+        )
+    if explicit is not None and explicit != classes[class_name]:
+        raise v.DeclarationError(
+            v.join(field, "priority"),
+            f"{explicit} disagrees with priority class {class_name!r}, which is {classes[class_name]}",
+        )
+    return classes[class_name]
+
+
+def pod_requests(spec: dict[str, Any], field: str) -> dict[str, int]:
+    total: dict[str, int] = {}
+    containers = v.sequence(spec.get("containers"), v.join(field, "containers"))
+    if not containers:
+        raise v.DeclarationError(v.join(field, "containers"), "a pod needs at least one container")
+    for index, container in enumerate(containers):
+        v.resources_add(total, _container_requests(container, v.join(field, "containers", index)), field)
+    for index, container in enumerate(
+        v.sequence(spec.get("initContainers"), v.join(field, "initContainers"))
+    ):
+        for resource, amount in _container_requests(
+            container, v.join(field, "initContainers", index)
+        ).items():
+            total[resource] = max(total.get(resource, 0), amount)
+    return total
+
+
+def _container_requests(container: Any, field: str) -> dict[str, int]:
+    resources = v.mapping(v.mapping(container, field).get("resources"), v.join(field, "resources"))
+    limits = v.resources(resources.get("limits"), v.join(field, "resources", "limits"))
+    requests = v.resources(resources.get("requests"), v.join(field, "resources", "requests"))
+    return {**limits, **requests}
+
+
+def pod_spec(
+    *,
+    namespace: str,
+    name: str,
+    metadata: dict[str, Any],
+    spec: dict[str, Any],
+    field: str,
+    readers: Sequence[PodReader],
+    name_field: str,
+    gang: GangRef | None = None,
+) -> PodSpec:
+    """One pod from its metadata and spec (a Pod's, or a template's); ``field`` is the path of
+    the object holding ``metadata`` and ``spec``; ``gang`` overrides what the readers find."""
+    v.dns_subdomain(name, name_field)
+    meta_field, spec_field = v.join(field, "metadata"), v.join(field, "spec")
+    labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
+    annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
+    if gang is None:
+        for reader in readers:
+            gang = reader(namespace, labels, annotations, meta_field)
+            if gang is not None:
+                break
+    chosen = spec.get("schedulerName") or "default-scheduler"
+    if chosen != scheduler_name() and gang is None:
+        raise v.DeclarationError(
+            v.join(spec_field, "schedulerName"),
+            f"pod {namespace}/{name} belongs to scheduler {chosen!r}: set schedulerName: {scheduler_name()} "
+            "or declare its gang (a PodGroup label, Koordinator or YuniKorn annotations)",
+        )
+    duration = annotations.get(DURATION_ANNOTATION)
+    return PodSpec(
+        namespace=namespace,
+        name=name,
+        field=field,
+        gang=gang,
+        requests=pod_requests(spec, spec_field),
+        priority=priority_of(spec, spec_field) or 0,
+        node_selector=v.string_map(spec.get("nodeSelector"), v.join(spec_field, "nodeSelector")),
+        tolerations=v.tolerations(spec.get("tolerations"), v.join(spec_field, "tolerations")),
+        affinity=v.node_affinity_terms(spec.get("affinity"), v.join(spec_field, "affinity")),
+        duration_seconds=None
+        if duration is None
+        else v.non_negative_seconds(duration, v.join(meta_field, "annotations", DURATION_ANNOTATION)),
+        labels=labels,
+        annotations=annotations,
+        scheduler_name=chosen,
+    )
+
+
+def object_meta(manifest: Manifest) -> tuple[str, str, dict[str, Any]]:
+    """namespace (default ``default``), validated name and metadata of a manifest object."""
+    metadata = v.mapping(manifest.obj.get("metadata"), v.join(manifest.path, "metadata"))
+    name = v.dns_subdomain(metadata.get("name"), v.join(manifest.path, "metadata", "name"))
+    namespace = v.dns_label(
+        metadata.get("namespace", "default"), v.join(manifest.path, "metadata", "namespace")
+    )
+    return namespace, name, metadata
+
+
+def template_pods(
+    manifest: Manifest, count_key: str, readers: Sequence[PodReader], *, default: int = 1
+) -> tuple[str, list[PodSpec]]:
+    """The pods of a workload with ``spec.template``: ``spec.<count_key>`` copies."""
+    namespace, name, _ = object_meta(manifest)
+    spec_field = v.join(manifest.path, "spec")
+    spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
+    count = spec.get(count_key, default)
+    count = v.member_count(count, v.join(spec_field, count_key), minimum=0)
+    template_field = v.join(spec_field, "template")
+    template = v.mapping(spec.get("template"), template_field, optional=False)
+    metadata = v.mapping(template.get("metadata"), v.join(template_field, "metadata"))
+    pod = v.mapping(template.get("spec"), v.join(template_field, "spec"), optional=False)
+    pods = [
+        pod_spec(
+            namespace=namespace,
+            name=f"{name}-{index}",
+            metadata=metadata,
+            spec=pod,
+            field=template_field,
+            readers=readers,
+            name_field=v.join(manifest.path, "metadata", "name"),
+        )
+        for index in range(count)
+    ]
+    return name, pods
+
+
+def load_pod(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
+    namespace, name, metadata = object_meta(manifest)
+    spec = v.mapping(manifest.obj.get("spec"), v.join(manifest.path, "spec"), optional=False)
+    pod = pod_spec(
+        namespace=namespace,
+        name=name,
+        metadata=metadata,
+        spec=spec,
+        field=manifest.path,
+        readers=readers,
+        name_field=v.join(manifest.path, "metadata", "name"),
+    )
+    return Loaded(object_name=f"pod/{name}", pods=[pod])
+
+
+def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
+    name, pods = template_pods(manifest, "parallelism", readers)
+    return Loaded(object_name=f"job.batch/{name}", pods=pods)
+
+
+def load_deployment(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
+    name, pods = template_pods(manifest, "replicas", readers)
+    return Loaded(object_name=f"deployment.apps/{name}", pods=pods)
+
+
+def load_statefulset(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
+    name, pods = template_pods(manifest, "replicas", readers)
+    return Loaded(object_name=f"statefulset.apps/{name}", pods=pods)
+
+
+KINDS = {
+    ("", "Pod"): load_pod,
+    ("batch", "Job"): load_job,
+    ("apps", "Deployment"): load_deployment,
+    ("apps", "StatefulSet"): load_statefulset,
+}

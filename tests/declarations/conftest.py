@@ -1,0 +1,25 @@
+"""Helpers for the declaration tests: apply text as ``manage.py apply`` would, find manifests."""
+
+from pathlib import Path
+
+import pytest
+
+from scheduler_core.declarations.apply import manifests_apply
+from scheduler_core.declarations.documents import documents_parse
+
+#: The reference manifests; CI has ../shared/ beside the repository.
+REFERENCE = Path(__file__).parents[2].parent / "shared/reference/manifests"
+#: Our own small manifests, so these tests do not depend on shared/ alone.
+OWN = Path(__file__).parent / "manifests"
+
+
+def apply_text(text: str, **kwargs):
+    return manifests_apply(documents_parse(text), **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def no_cycle_trigger(monkeypatch):
+    """Applying wakes the scheduler on commit; tests need no Celery worker for that."""
+    calls = []
+    monkeypatch.setattr("scheduler_core.tasks.cycle_trigger", lambda: calls.append(1) or True)
+    return calls
