@@ -10,3 +10,8 @@ class SchedulerCoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "scheduler_core"
     verbose_name = "Scheduler"
+
+    def ready(self) -> None:
+        # Celery's autodiscovery imports only each app's tasks.py; the declarations package
+        # has its own (the provisional-gang promotion), registered here.
+        from scheduler_core.declarations import tasks as _declaration_tasks  # noqa: F401

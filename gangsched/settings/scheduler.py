@@ -33,6 +33,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 5 * GANGSCHED_CYCLE_INTERVAL_S,
         "options": {"expires": 10 * GANGSCHED_CYCLE_INTERVAL_S},
     },
+    "promote-provisional-gangs": {
+        "task": "scheduler_core.declarations.tasks.promote_provisional",
+        "schedule": 5 * GANGSCHED_CYCLE_INTERVAL_S,
+        "options": {"expires": 10 * GANGSCHED_CYCLE_INTERVAL_S},
+    },
     "publish-events": {
         "task": "scheduler_core.tasks.publish_events",
         "schedule": GANGSCHED_CYCLE_INTERVAL_S,
@@ -48,3 +53,12 @@ GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S = float(os.environ.get("GANGSCHED_FAULT_PA
 # bind and delete calls that fail, and the seed that makes the failures repeatable.
 GANGSCHED_SIM_FAILURE_RATE = float(os.environ.get("GANGSCHED_SIM_FAILURE_RATE", "0"))
 GANGSCHED_SIM_SEED = int(os.environ.get("GANGSCHED_SIM_SEED", "0"))
+
+# Manifests (scheduler_core/declarations/): pods that name a PodGroup not applied yet wait this
+# many seconds in a provisional gang, then are scheduled with the pods present as the quorum.
+GANGSCHED_PROVISIONAL_GRACE_S = float(os.environ.get("GANGSCHED_PROVISIONAL_GRACE_S", "60"))
+# The largest manifest one apply accepts, in bytes.
+GANGSCHED_MAX_MANIFEST_BYTES = int(os.environ.get("GANGSCHED_MAX_MANIFEST_BYTES", str(1024 * 1024)))
+# priorityClassName -> priority, until PriorityClass objects can be applied (the built-in
+# system-cluster-critical and system-node-critical are always known).
+GANGSCHED_PRIORITY_CLASSES = {"high": 1000, "default": 0, "low": -100}

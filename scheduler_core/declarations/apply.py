@@ -50,7 +50,7 @@ _METADATA_FIELDS = ("labels", "annotations")
 class ApplyResult:
     lines: list[str] = field(default_factory=list)
     gangs: list[Gang] = field(default_factory=list)
-    pods: int = 0  # pods created
+    pods: int = 0  # pods created or updated
     changed: bool = False
 
 
@@ -197,7 +197,7 @@ def _write(plan: _Plan, submitter: str) -> ApplyResult:
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(_gang_line(gang, status))
     pod_statuses = _pods_write(plan, gangs_out)
-    result.pods = sum(1 for status in pod_statuses.values() if status == CREATED)
+    result.pods = sum(1 for status in pod_statuses.values() if status != UNCHANGED)
     object_lines = []
     for item in plan.loaded:
         own = [statuses[g.key] for g in item.gangs] + [pod_statuses[p.key] for p in item.pods]

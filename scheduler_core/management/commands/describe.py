@@ -1,0 +1,133 @@
+"""Show one object in detail, as ``kubectl describe`` does.
+
+    manage.py describe gang NAMESPACE/NAME [-o json]
+
+State, what was declared (min member, mode, style, timeout), the gang group and each of its
+gangs' progress, the members with their node and phase, the engine's latest explanation and
+the last history events.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from scheduler_core.models import Gang
+from scheduler_core.selectors import (
+    gang_events,
+    gang_get,
+    gang_group_progress,
+    gang_members,
+    gang_progress,
+    gang_state,
+)
+
+
+def gang_detail(gang: Gang) -> dict:
+    return {
+        "namespace": gang.namespace,
+        "name": gang.name,
+        "state": gang_state(gang),
+        "provisional_until": gang.provisional_until.isoformat() if gang.provisional_until else None,
+        "min_member": gang.min_member,
+        "total_number": gang.total_number,
+        "min_resources": gang.min_resources,
+        "mode": gang.mode,
+        "style": gang.style,
+        "wait_seconds": gang.wait_seconds,
+        "priority": gang.priority,
+        "queue": gang.queue,
+        "placement": gang.placement,
+        "restart_policy": gang.restart_policy,
+        "source_format": gang.source_format,
+        "submitter": gang.submitter,
+        "created": gang.created.isoformat(),
+        "progress": gang_progress(gang),
+        "group": {"key": gang.group.key, "gangs": gang_group_progress(gang)} if gang.group else None,
+        "members": [
+            {
+                "name": m.name,
+                "phase": m.phase,
+                "node": m.node,
+                "reserved_node": m.reserved_node,
+                "requests": m.requests,
+            }
+            for m in gang_members(gang)
+        ],
+        "explanation": {"reason": gang.reason, "message": gang.message, "details": gang.details}
+        if gang.reason
+        else None,
+        "events": [
+            {"time": e.created.isoformat(), "kind": e.kind, "reason": e.reason} for e in gang_events(gang)
+        ],
+    }
+
+
+def _seconds(value: float | None) -> str:
+    return "<none>" if value is None else f"{value:g}s"
+
+
+def gang_text(d: dict) -> str:
+    lines = [
+        f"Name:           {d['namespace']}/{d['name']}",
+        f"State:          {d['state']}"
+        + (
+            f" (until {d['provisional_until']}: waiting for its declaration)"
+            if d["provisional_until"]
+            else ""
+        ),
+        f"Min member:     {d['min_member']}" + (f" of {d['total_number']}" if d["total_number"] else ""),
+        f"Min resources:  {d['min_resources'] or '<none>'}",
+        f"Mode / style:   {d['mode']} / {d['style']}",
+        f"Timeout:        {_seconds(d['wait_seconds'])}",
+        f"Priority:       {'<from pods>' if d['priority'] is None else d['priority']}   Queue: {d['queue']}",
+        f"Source:         {d['source_format'] or '<api>'}   Submitter: {d['submitter'] or '<none>'}",
+        "Progress:       {bound}/{min_member} bound, {pending} pending, {members} members".format(
+            **d["progress"]
+        ),
+    ]
+    if d["group"]:
+        lines.append(f"Gang group:     {d['group']['key']}")
+        for g in d["group"]["gangs"]:
+            lines.append(f"  {g['key']:<40} {g['state']:<13} {g['bound']}/{g['min_member'] or '?'} bound")
+    lines.append("Members:")
+    for m in d["members"] or [{"name": "<none>", "phase": "", "node": None}]:
+        lines.append(f"  {m['name']:<40} {m['phase']:<10} {m['node'] or '<pending>' if m['phase'] else ''}")
+    explanation = d["explanation"]
+    lines.append(
+        f"Explanation:    {explanation['reason']}: {explanation['message']}"
+        if explanation
+        else "Explanation:    <none>"
+    )
+    lines.append("Events:")
+    for e in d["events"]:
+        lines.append(f"  {e['time']}  {e['kind']:<10} {e['reason']}")
+    return "\n".join(lines)
+
+
+DESCRIBERS = {"gang": (lambda key: gang_get(*key), gang_detail, gang_text)}
+
+
+class Command(BaseCommand):
+    help = "Describe a gang: state, members, placement, explanation and history."
+
+    def add_arguments(self, parser):
+        parser.add_argument("resource", help=f"one of: {', '.join(DESCRIBERS)}")
+        parser.add_argument("key", help="NAMESPACE/NAME")
+        parser.add_argument("-o", "--output", choices=["json"])
+
+    def handle(self, *args, resource: str, key: str, output: str | None, **options):
+        resource = resource.rstrip("s")
+        if resource not in DESCRIBERS:
+            raise CommandError(f"unknown resource {resource!r}; one of: {', '.join(DESCRIBERS)}")
+        namespace, sep, name = key.partition("/")
+        if not sep or not namespace or not name:
+            raise CommandError(f"{key!r}: expected NAMESPACE/NAME")
+        get, detail, text = DESCRIBERS[resource]
+        try:
+            obj = get((namespace, name))
+        except Gang.DoesNotExist:
+            raise CommandError(f"{resource} {key} not found") from None
+        data = detail(obj)
+        self.stdout.write(json.dumps(data, indent=2) if output == "json" else text(data))

@@ -1,0 +1,100 @@
+"""Print objects, as ``kubectl get`` does: a table by default, ``-o json`` or ``-o wide``.
+
+    manage.py get gangs [-n NAMESPACE | -A] [-o json|wide]
+
+Each resource is a function in ``RESOURCES`` returning (columns, wide columns, rows as dicts);
+adding ``get pods`` or ``get nodes`` is one more function.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from scheduler_core.selectors import gang_list, gang_state
+
+
+def gang_row(gang) -> dict:
+    return {
+        "namespace": gang.namespace,
+        "name": gang.name,
+        "group": gang.group.key if gang.group else None,
+        "min_member": gang.min_member,
+        "total_number": gang.total_number,
+        "mode": gang.mode,
+        "style": gang.style,
+        "wait_seconds": gang.wait_seconds,
+        "state": gang_state(gang),
+        "members": gang.members_count,
+        "bound": gang.bound_count,
+        "priority": gang.priority,
+        "queue": gang.queue,
+        "source_format": gang.source_format,
+        "reason": gang.reason,
+        "message": gang.message,
+        "created": gang.created.isoformat(),
+    }
+
+
+def gangs(namespace: str | None) -> list[dict]:
+    return [gang_row(gang) for gang in gang_list(namespace=namespace)]
+
+
+#: resource (and its aliases) -> (rows, table columns, extra -o wide columns)
+RESOURCES = {
+    "gangs": (
+        gangs,
+        [
+            "namespace",
+            "name",
+            "state",
+            "min_member",
+            "members",
+            "bound",
+            "mode",
+            "style",
+            "wait_seconds",
+            "group",
+        ],
+        ["priority", "queue", "source_format", "reason"],
+    ),
+}
+ALIASES = {"gang": "gangs"}
+
+
+def table(rows: list[dict], columns: list[str]) -> str:
+    def cell(value) -> str:
+        return "<none>" if value is None or value == "" else str(value)
+
+    headers = [c.upper().replace("_SECONDS", "").replace("_", "-") for c in columns]
+    cells = [[cell(row[c]) for c in columns] for row in rows]
+    widths = [max(len(x) for x in column) for column in zip(headers, *cells, strict=False)]
+    return "\n".join(
+        "   ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip()
+        for line in [headers, *cells]
+    )
+
+
+class Command(BaseCommand):
+    help = "List gangs (more resources to come) as a table or JSON."
+
+    def add_arguments(self, parser):
+        parser.add_argument("resource", help=f"one of: {', '.join(RESOURCES)}")
+        scope = parser.add_mutually_exclusive_group()
+        scope.add_argument("-n", "--namespace")
+        scope.add_argument("-A", "--all-namespaces", action="store_true")
+        parser.add_argument("-o", "--output", choices=["json", "wide"])
+
+    def handle(self, *args, resource: str, namespace: str | None, output: str | None, **options):
+        resource = ALIASES.get(resource, resource)
+        if resource not in RESOURCES:
+            raise CommandError(f"unknown resource {resource!r}; one of: {', '.join(RESOURCES)}")
+        rows_of, columns, wide = RESOURCES[resource]
+        rows = rows_of(namespace)
+        if output == "json":
+            self.stdout.write(json.dumps(rows, indent=2))
+        elif not rows:
+            self.stdout.write(f"No {resource} found" + (f" in namespace {namespace}." if namespace else "."))
+        else:
+            self.stdout.write(table(rows, columns + (wide if output == "wide" else [])))

@@ -1,0 +1,69 @@
+"""Reads: queries the commands, the REST API and the pages share (``<noun>_<verb>``, keyword-only
+where it helps). Nothing here writes."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+
+from scheduler_core.models import Gang, GangEvent, Member
+from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+
+
+def gang_list(*, namespace: str | None = None, phase: str | None = None) -> QuerySet[Gang]:
+    """Gangs in creation order, with ``members_count`` and ``bound_count`` annotated."""
+    gangs = Gang.objects.select_related("group").annotate(
+        members_count=Count("members"),
+        bound_count=Count("members", filter=Q(members__node__isnull=False)),
+    )
+    if namespace:
+        gangs = gangs.filter(namespace=namespace)
+    if phase:
+        gangs = gangs.filter(phase=phase)
+    return gangs.order_by("namespace", "name")
+
+
+def gang_get(namespace: str, name: str) -> Gang:
+    """The gang, or Gang.DoesNotExist."""
+    return Gang.objects.select_related("group").get(namespace=namespace, name=name)
+
+
+def gang_state(gang: Gang) -> str:
+    """The phase, or ``Provisional`` for a gang whose declaration has not arrived."""
+    return "Provisional" if gang.provisional else gang.phase
+
+
+def gang_progress(gang: Gang) -> dict[str, int]:
+    """Members in all, bound, reserved and pending (active pods), against min_member."""
+    counts = gang.members.aggregate(
+        members=Count("id"),
+        bound=Count("id", filter=Q(node__isnull=False)),
+        reserved=Count("id", filter=Q(reserved_node__isnull=False, phase__in=ACTIVE_MEMBER_PHASES)),
+        pending=Count("id", filter=Q(node__isnull=True, phase__in=ACTIVE_MEMBER_PHASES)),
+    )
+    return {**counts, "min_member": gang.min_member}
+
+
+def gang_group_progress(gang: Gang) -> list[dict]:
+    """Each gang of the gang's group (listed ones not submitted yet too): bound vs min_member."""
+    if gang.group is None:
+        return []
+    rows = {
+        row["key"]: row
+        for row in (
+            {"key": g.key, "state": gang_state(g), "min_member": g.min_member, "bound": g.bound_count}
+            for g in gang_list().filter(group=gang.group)
+        )
+    }
+    keys = list(gang.group.members) + sorted(set(rows) - set(gang.group.members))
+    return [
+        rows.get(key, {"key": key, "state": "NotSubmitted", "min_member": None, "bound": 0}) for key in keys
+    ]
+
+
+def gang_members(gang: Gang) -> QuerySet[Member]:
+    return gang.members.order_by("name")
+
+
+def gang_events(gang: Gang, *, limit: int = 10) -> list[GangEvent]:
+    """The latest ``limit`` history events, oldest first."""
+    return list(reversed(gang.events.order_by("-created", "-id")[:limit]))
