@@ -26,6 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_filters",
@@ -103,12 +104,31 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    # Token first: its WWW-Authenticate header is what makes DRF answer anonymous requests 401, not 403.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "dashboard.api.exceptions.api_exception_handler",
+}
+# The API's limits (dashboard/api/): submissions per user (DRF rate syntax, counted in the cache
+# below), the largest minMember / member count of a gang, the largest manifest body in bytes.
+GANGSCHED_SUBMIT_RATE = os.environ.get("GANGSCHED_SUBMIT_RATE", "60/min")
+GANGSCHED_MAX_MIN_MEMBER = int(os.environ.get("GANGSCHED_MAX_MIN_MEMBER", "10000"))
+GANGSCHED_MAX_MANIFEST_BYTES = int(os.environ.get("GANGSCHED_MAX_MANIFEST_BYTES", str(1024 * 1024)))
+
+# Shared by every web process, so a throttle counts one user's requests across all of them.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "gangsched",
+    }
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "gangsched API",

@@ -1,0 +1,91 @@
+"""Cluster-wide reads: recent events, nodes with their usage, and the capacity summary.
+
+Amounts are the engine's canonical integers: milli-CPU for ``cpu``, bytes for memory and
+storage, counts for everything else.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import generics, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import selectors
+from .filters import EventFilter
+from .pagination import ApiPagination
+from .serializers import EventOutput
+
+RESOURCE_MAP = serializers.DictField(child=serializers.IntegerField())
+
+
+class EventListApi(generics.ListAPIView):
+    """Recent events of the gangs the user may see, newest first."""
+
+    class EventListOutput(EventOutput):
+        pass
+
+    serializer_class = EventListOutput
+    filterset_class = EventFilter
+    pagination_class = ApiPagination
+
+    def get_queryset(self):
+        return selectors.event_visible(user=self.request.user)
+
+    @extend_schema(operation_id="events_list", summary="Recent gang events")
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class NodeListApi(APIView):
+    class NodeOutput(serializers.Serializer):
+        name = serializers.CharField()
+        allocatable = serializers.DictField(child=serializers.IntegerField())
+        used = serializers.DictField(child=serializers.IntegerField())
+        pods = serializers.IntegerField()
+        labels = serializers.DictField(child=serializers.CharField())
+        taints = serializers.ListField(child=serializers.DictField())
+        unschedulable = serializers.BooleanField(help_text="Cordoned.")
+        ready = serializers.BooleanField()
+
+    @extend_schema(
+        operation_id="nodes_list",
+        summary="Nodes: allocatable, used by bound active pods, pods, cordon and readiness",
+        responses={200: NodeOutput(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(self.NodeOutput(selectors.node_usage(), many=True).data)
+
+
+class ClusterApi(APIView):
+    class ClusterOutput(serializers.Serializer):
+        nodes = inline_serializer(
+            "ClusterNodes",
+            {
+                "total": serializers.IntegerField(),
+                "ready": serializers.IntegerField(),
+                "schedulable": serializers.IntegerField(),
+            },
+        )
+        resources = serializers.DictField(
+            child=inline_serializer(
+                "ResourceCapacity",
+                {
+                    "capacity": serializers.IntegerField(),
+                    "used": serializers.IntegerField(),
+                    "free": serializers.IntegerField(),
+                },
+            ),
+            help_text="Per resource: capacity of ready, uncordoned nodes; used by bound active pods; free.",
+        )
+        gangsByPhase = serializers.DictField(child=serializers.IntegerField())
+        pods = serializers.IntegerField(help_text="Bound active pods.")
+
+    @extend_schema(
+        operation_id="cluster_summary",
+        summary="Capacity, used and free per resource; gangs by phase",
+        responses={200: ClusterOutput},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(self.ClusterOutput(selectors.cluster_summary()).data)

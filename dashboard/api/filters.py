@@ -1,0 +1,46 @@
+"""Query filters of the gang and event lists (django-filter)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q
+
+from scheduler_core.engine.model import GangPhase
+from scheduler_core.models import Gang, GangEvent, GangEventKind
+
+PHASES = [(phase.value, phase.value) for phase in GangPhase]
+
+
+class GangFilter(django_filters.FilterSet):
+    phase = django_filters.MultipleChoiceFilter(choices=PHASES, help_text="Gang phase; repeat for several.")
+    state = django_filters.MultipleChoiceFilter(
+        field_name="phase", choices=PHASES, help_text="Same as phase (the issue's word for it)."
+    )
+    namespace = django_filters.CharFilter()
+    queue = django_filters.CharFilter()
+    submitter = django_filters.CharFilter()
+    search = django_filters.CharFilter(
+        method="filter_search", help_text="Text in the namespace, the name or the explanation message."
+    )
+
+    class Meta:
+        model = Gang
+        fields = ["phase", "state", "namespace", "queue", "submitter", "search"]
+
+    def filter_search(self, queryset, name, value):
+        return queryset.filter(
+            Q(namespace__icontains=value) | Q(name__icontains=value) | Q(message__icontains=value)
+        )
+
+
+class EventFilter(django_filters.FilterSet):
+    gang = django_filters.CharFilter(method="filter_gang", help_text="A gang key, namespace/name.")
+    kind = django_filters.MultipleChoiceFilter(choices=GangEventKind.choices)
+
+    class Meta:
+        model = GangEvent
+        fields = ["gang", "kind"]
+
+    def filter_gang(self, queryset, name, value):
+        namespace, _, gang_name = value.partition("/")
+        return queryset.filter(gang__namespace=namespace, gang__name=gang_name)

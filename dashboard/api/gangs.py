@@ -1,0 +1,323 @@
+"""Gang endpoints: list and submit, detail, history, and the operator actions retry and kill."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
+from scheduler_core.models import RestartPolicy
+from scheduler_core.services.groups import gang_group_join
+from scheduler_core.services.operator import gang_kill, gang_retry
+from scheduler_core.services.submit import gang_submit
+
+from . import selectors
+from .exceptions import ERRORS
+from .filters import GangFilter
+from .pagination import ApiPagination
+from .permissions import CanKillGang, CanRetryGang
+from .serializers import (
+    MAX_WAIT_SECONDS,
+    PRIORITY_MAX,
+    PRIORITY_MIN,
+    EventOutput,
+    GangOutput,
+    LabelNameField,
+    PodInput,
+    ResourceMapField,
+    StrictIntegerField,
+    StrictNumberField,
+    StrictSerializer,
+    SubdomainNameField,
+    TaskInput,
+    rfc1123_label_error,
+    rfc1123_subdomain_error,
+)
+from .throttles import SubmitThrottle
+
+DEFAULT_MAX_MIN_MEMBER = 10000
+
+
+def max_members() -> int:
+    return getattr(settings, "GANGSCHED_MAX_MIN_MEMBER", DEFAULT_MAX_MIN_MEMBER)
+
+
+class GangSubmitInput(StrictSerializer):
+    """A gang job: the gang's settings and either its ``pods`` or its ``tasks`` (each task is
+    expanded to ``replicas`` pods named ``<gang>-<task>-<index>``, as Volcano names them: pod
+    names are unique per namespace, so two jobs with a ``worker`` task must not collide)."""
+
+    namespace = LabelNameField()
+    name = SubdomainNameField()
+    minMember = StrictIntegerField(min_value=1)
+    totalNumber = StrictIntegerField(required=False, allow_null=True, min_value=1)
+    minResources = ResourceMapField(required=False)
+    mode = serializers.ChoiceField(choices=[m.value for m in GangMode], required=False)
+    style = serializers.ChoiceField(choices=[s.value for s in TimeoutStyle], required=False)
+    waitSeconds = StrictNumberField(required=False, allow_null=True, max_value=MAX_WAIT_SECONDS)
+    priority = StrictIntegerField(
+        required=False, allow_null=True, min_value=PRIORITY_MIN, max_value=PRIORITY_MAX
+    )
+    preemptible = serializers.BooleanField(required=False)
+    queue = SubdomainNameField(max_length=63, required=False)
+    placement = serializers.ChoiceField(choices=[p.value for p in Placement], required=False)
+    restartPolicy = serializers.ChoiceField(choices=RestartPolicy.values, required=False)
+    groups = serializers.ListField(child=serializers.CharField(), required=False, max_length=64)
+    pods = PodInput(many=True, required=False)
+    tasks = TaskInput(many=True, required=False)
+
+    def validate_waitSeconds(self, value):  # noqa: N802 (DRF's validate_<field> hook)
+        if value is not None and value <= 0:
+            raise serializers.ValidationError("must be positive (omit it to wait forever)")
+        return value
+
+    def validate_groups(self, keys: list[str]) -> list[str]:
+        for key in keys:
+            namespace, _, name = key.partition("/")
+            if rfc1123_label_error(namespace) or rfc1123_subdomain_error(name):
+                raise serializers.ValidationError(f"{key!r} is not a namespace/name gang key")
+        if len(set(keys)) != len(keys):
+            raise serializers.ValidationError("a gang is listed twice")
+        return keys
+
+    def validate(self, data: dict) -> dict:
+        limit = max_members()
+        if ("pods" in data) == ("tasks" in data):
+            raise serializers.ValidationError({"pods": "give either pods or tasks (not both, not neither)"})
+        pods = data["pods"] if "pods" in data else self._expand(data["name"], data["tasks"], limit)
+        if not pods:
+            raise serializers.ValidationError({"pods": "a gang needs at least one pod"})
+        if len(pods) > limit:
+            raise serializers.ValidationError({"pods": f"at most {limit} pods in a gang"})
+        names = [pod["name"] for pod in pods]
+        duplicate = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if duplicate:
+            raise serializers.ValidationError({"pods": f"pod name {duplicate} is used twice"})
+        min_member, total = data["minMember"], data.get("totalNumber")
+        if min_member > limit:
+            raise serializers.ValidationError({"minMember": f"at most {limit}"})
+        if total is not None and total > limit:
+            raise serializers.ValidationError({"totalNumber": f"at most {limit}"})
+        if total is not None and total < min_member:
+            raise serializers.ValidationError({"totalNumber": f"{total} is below minMember {min_member}"})
+        if total is not None and len(pods) > total:
+            raise serializers.ValidationError({"totalNumber": f"{len(pods)} pods but totalNumber is {total}"})
+        if total is None and min_member > len(pods):
+            reason = f"{min_member} is more than the {len(pods)} pods (set totalNumber if more will come)"
+            raise serializers.ValidationError({"minMember": reason})
+        data["pods"] = pods
+        return data
+
+    @staticmethod
+    def _expand(gang: str, tasks: list[dict], limit: int) -> list[dict]:
+        if sum(task["replicas"] for task in tasks) > limit:
+            raise serializers.ValidationError({"tasks": f"at most {limit} pods in a gang"})
+        pods = []
+        for task in tasks:
+            template = task.get("template", {})
+            for index in range(task["replicas"]):
+                name = f"{gang}-{task['name']}-{index}"
+                if rfc1123_subdomain_error(name):
+                    raise serializers.ValidationError({"tasks": f"pod name {name} is too long"})
+                labels = {**template.get("labels", {}), "gangsched.io/task": task["name"]}
+                pods.append({**template, "name": name, "labels": labels})
+        return pods
+
+
+def submit_arguments(data: dict, *, submitter: str, declaration: dict) -> dict:
+    """The validated JSON as ``gang_submit``'s keyword arguments."""
+    renames = {
+        "totalNumber": "total_number",
+        "minResources": "min_resources",
+        "waitSeconds": "wait_seconds",
+        "restartPolicy": "restart_policy",
+    }
+    pod_renames = {"nodeSelector": "node_selector", "durationSeconds": "duration_seconds"}
+    gang = {
+        renames.get(k, k): v for k, v in data.items() if k not in ("namespace", "name", "minMember", "pods")
+    }
+    gang.pop("tasks", None)
+    gang.pop("groups", None)
+    return {
+        "namespace": data["namespace"],
+        "name": data["name"],
+        "min_member": data["minMember"],
+        "pods": [{pod_renames.get(k, k): v for k, v in pod.items()} for pod in data["pods"]],
+        "submitter": submitter,
+        "declaration": declaration,
+        "source_format": "api",
+        **gang,
+    }
+
+
+class GangListSubmitApi(generics.ListAPIView):
+    """``GET``: the gangs the user may see, filtered and paginated. ``POST``: submit a gang job."""
+
+    class GangListOutput(GangOutput):
+        pass
+
+    serializer_class = GangListOutput
+    filterset_class = GangFilter
+    pagination_class = ApiPagination
+    throttle_classes = [SubmitThrottle]
+    parser_classes = [JSONParser]
+
+    def get_queryset(self):
+        return selectors.gang_visible(user=self.request.user).order_by("-created", "-id")
+
+    @extend_schema(
+        operation_id="gangs_list", summary="List gangs", responses={200: GangListOutput, 400: ERRORS}
+    )
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        operation_id="gangs_submit",
+        summary="Submit a gang job",
+        request=GangSubmitInput,
+        responses={201: GangOutput, 400: ERRORS, 409: ERRORS, 429: ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = GangSubmitInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        arguments = submit_arguments(data, submitter=request.user.get_username(), declaration=request.data)
+        # One transaction: a rejected group leaves no gang behind, a rejected gang no group.
+        with transaction.atomic():
+            gang = gang_submit(**arguments)
+            if data.get("groups"):
+                gang_group_join(gang=gang, members=data["groups"])
+        return Response(GangOutput(gang).data, status=status.HTTP_201_CREATED)
+
+
+class GangDetailApi(APIView):
+    class GangDetailOutput(GangOutput):
+        minResources = serializers.JSONField(source="min_resources")
+        preemptible = serializers.BooleanField()
+        sourceFormat = serializers.CharField(source="source_format")
+        waitStarted = serializers.DateTimeField(source="wait_started", allow_null=True)
+        fallenBack = serializers.BooleanField(source="fallen_back")
+        progress = inline_serializer(
+            "GangProgress",
+            {
+                "total": serializers.IntegerField(),
+                "bound": serializers.IntegerField(),
+                "reserved": serializers.IntegerField(),
+                "pending": serializers.IntegerField(),
+                "minMember": serializers.IntegerField(),
+            },
+        )
+        groupProgress = inline_serializer(
+            "GangGroupProgress",
+            {
+                "gang": serializers.CharField(),
+                "submitted": serializers.BooleanField(),
+                "phase": serializers.CharField(allow_null=True),
+                "minMember": serializers.IntegerField(allow_null=True),
+                "bound": serializers.IntegerField(),
+            },
+            many=True,
+        )
+        explanation = inline_serializer(
+            "GangExplanation",
+            {
+                "reason": serializers.CharField(),
+                "message": serializers.CharField(),
+                "details": serializers.JSONField(),
+            },
+            allow_null=True,
+        )
+        members = inline_serializer(
+            "GangMember",
+            {
+                "name": serializers.CharField(),
+                "phase": serializers.CharField(),
+                "node": serializers.CharField(allow_null=True),
+                "reservedNode": serializers.CharField(source="reserved_node", allow_null=True),
+                "requests": serializers.JSONField(),
+                "terminating": serializers.BooleanField(),
+                "startedAt": serializers.DateTimeField(source="started_at", allow_null=True),
+                "finishedAt": serializers.DateTimeField(source="finished_at", allow_null=True),
+            },
+            many=True,
+            source="members.all",
+        )
+        history = EventOutput(many=True)
+
+    @extend_schema(
+        operation_id="gangs_detail",
+        summary="A gang with its members, progress and history",
+        responses={200: GangDetailOutput, 404: ERRORS},
+    )
+    def get(self, request: Request, namespace: str, name: str) -> Response:
+        gang = selectors.gang_get(user=request.user, namespace=namespace, name=name)
+        gang.progress = selectors.gang_progress(gang=gang)
+        gang.groupProgress = selectors.gang_group_progress(gang=gang)
+        gang.explanation = (
+            {"reason": gang.reason, "message": gang.message, "details": gang.details} if gang.reason else None
+        )
+        gang.history = selectors.gang_history(gang=gang)
+        return Response(self.GangDetailOutput(gang).data)
+
+
+class GangEventsApi(generics.ListAPIView):
+    """A gang's history, newest first."""
+
+    class GangEventOutput(EventOutput):
+        pass
+
+    serializer_class = GangEventOutput
+    pagination_class = ApiPagination
+    filterset_class = None
+
+    def get_queryset(self):
+        gang = selectors.gang_get(user=self.request.user, **self.kwargs)
+        return selectors.event_visible(user=self.request.user).filter(gang=gang)
+
+    @extend_schema(
+        operation_id="gangs_events",
+        summary="A gang's events, newest first",
+        responses={200: GangEventOutput, 404: ERRORS},
+    )
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class _GangActionApi(APIView):
+    def act(self, request: Request, namespace: str, name: str, action) -> Response:
+        gang = selectors.gang_get(user=request.user, namespace=namespace, name=name)
+        self.check_object_permissions(request, gang)
+        gang = action(gang=gang, by=request.user.get_username())
+        return Response(GangOutput(gang).data)
+
+
+class GangRetryApi(_GangActionApi):
+    permission_classes = [*APIView.permission_classes, CanRetryGang]
+
+    @extend_schema(
+        operation_id="gangs_retry",
+        summary="Retry a TimedOut or Failed gang",
+        request=None,
+        responses={200: GangOutput, 403: ERRORS, 404: ERRORS, 409: ERRORS},
+    )
+    def post(self, request: Request, namespace: str, name: str) -> Response:
+        return self.act(request, namespace, name, gang_retry)
+
+
+class GangKillApi(_GangActionApi):
+    permission_classes = [*APIView.permission_classes, CanKillGang]
+
+    @extend_schema(
+        operation_id="gangs_kill",
+        summary="Kill a gang: its pods are deleted and it is never scheduled again",
+        request=None,
+        responses={200: GangOutput, 403: ERRORS, 404: ERRORS, 409: ERRORS},
+    )
+    def post(self, request: Request, namespace: str, name: str) -> Response:
+        return self.act(request, namespace, name, gang_kill)

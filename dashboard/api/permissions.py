@@ -1,0 +1,44 @@
+"""Who sees and acts on which gang.
+
+- Anonymous users get 401 everywhere but the token endpoint (settings: IsAuthenticated, with
+  token authentication first so the answer carries ``WWW-Authenticate``).
+- Every authenticated user may submit; a submitter sees only the gangs they submitted, and other
+  people's gangs are 404 to them (not 403: a name alone must not reveal that a gang exists).
+- Users with ``scheduler_core.view_gang`` (the ``operators`` group, created by
+  dashboard/migrations/0001, and superusers) see every gang.
+- Retry and kill are permissions of their own, checked per action: allowed on a gang the user
+  submitted, or with ``scheduler_core.retry_gang`` / ``kill_gang`` on any gang they can see.
+  DjangoModelPermissions is not used: it would map the POST of an action to ``add_gang``.
+"""
+
+from __future__ import annotations
+
+from rest_framework.permissions import BasePermission
+
+from scheduler_core.models import Gang
+
+OPERATORS_GROUP = "operators"
+VIEW_ALL_GANGS = "scheduler_core.view_gang"
+
+
+def sees_all_gangs(user) -> bool:
+    return user.has_perm(VIEW_ALL_GANGS)
+
+
+class _GangActionPermission(BasePermission):
+    permission: str = ""
+
+    def has_object_permission(self, request, view, obj: Gang) -> bool:
+        user = request.user
+        own = bool(obj.submitter) and obj.submitter == user.get_username()
+        return own or user.has_perm(self.permission)
+
+
+class CanRetryGang(_GangActionPermission):
+    message = "You may retry only your own gangs unless you have the retry_gang permission."
+    permission = "scheduler_core.retry_gang"
+
+
+class CanKillGang(_GangActionPermission):
+    message = "You may kill only your own gangs unless you have the kill_gang permission."
+    permission = "scheduler_core.kill_gang"

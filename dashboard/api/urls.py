@@ -1,0 +1,17 @@
+
+from django.urls import path
+
+
+app_name = "api"
+
+urlpatterns = [
+    path("auth/token/", auth.TokenObtainApi.as_view(), name="token"),
+    path("gangs/", gangs.GangListSubmitApi.as_view(), name="gangs"),
+    path("gangs/<str:namespace>/<str:name>/", gangs.GangDetailApi.as_view(), name="gang"),
+    path("gangs/<str:namespace>/<str:name>/events/", gangs.GangEventsApi.as_view(), name="gang-events"),
+    path("gangs/<str:namespace>/<str:name>/retry/", gangs.GangRetryApi.as_view(), name="gang-retry"),
+    path("gangs/<str:namespace>/<str:name>/kill/", gangs.GangKillApi.as_view(), name="gang-kill"),
+    path("events/", cluster.EventListApi.as_view(), name="events"),
+    path("nodes/", cluster.NodeListApi.as_view(), name="nodes"),
+    path("cluster/", cluster.ClusterApi.as_view(), name="cluster"),
+]

@@ -1,0 +1,32 @@
+"""Gang groups: gangs (in any namespaces) that must all be satisfied before any of them binds."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from scheduler_core.models import Gang, GangGroup
+
+logger = logging.getLogger(__name__)
+
+
+def gang_group_key(members: list[str]) -> str:
+    """A group is named by its members: every gang that lists the same set joins the same row."""
+    return ",".join(sorted(set(members)))
+
+
+@transaction.atomic
+def gang_group_join(*, gang: Gang, members: list[str]) -> GangGroup:
+    """Put ``gang`` in the group of ``members`` (``namespace/name`` keys; the gang's own key is
+    added if missing), creating the group on first use. Listed gangs not submitted yet hold the
+    group back until they arrive (GangGroup's docstring)."""
+    keys = sorted(set(members) | {gang.key})
+    key = gang_group_key(keys)
+    if len(key) > GangGroup._meta.get_field("key").max_length:
+        raise ValueError(f"gang {gang.key}: the gang group's member keys are too long together")
+    group, _created = GangGroup.objects.get_or_create(key=key, defaults={"members": keys})
+    Gang.objects.filter(pk=gang.pk).update(group=group)
+    gang.group = group
+    logger.info("gang %s joined gang group %s", gang.key, group.key)
+    return group
