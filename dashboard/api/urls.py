@@ -1,6 +1,8 @@
 
 from django.urls import path
 
+from . import auth, cluster, gangs
+
 
 app_name = "api"
 
