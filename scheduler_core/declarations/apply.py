@@ -69,9 +69,10 @@ def manifests_apply(documents: list[Any], *, submitter: str = "") -> ApplyResult
     Raises DeclarationError (``field``, ``reason``) and writes nothing when any object is refused.
     """
     try:
-        size_check(len(json.dumps(documents, default=str)))
+        size = len(json.dumps(documents, default=str))
     except (TypeError, ValueError, RecursionError):
         raise v.DeclarationError("", "the manifest is not JSON-shaped data") from None
+    size_check(size)
     plan = _plan(_load(documents_expand(documents)))
     with transaction.atomic():
         result = _write(plan, submitter)

@@ -57,9 +57,9 @@ def overlay(spec: GangSpec, annotations: dict[str, str], field: str) -> GangSpec
         return v.join(field, key)
 
     if MIN_AVAILABLE in annotations:
-        spec.min_member = v.member_count(annotations[MIN_AVAILABLE], at(MIN_AVAILABLE))
+        spec.min_member = v.member_count(annotations[MIN_AVAILABLE], at(MIN_AVAILABLE), text_ok=True)
     if TOTAL_NUMBER in annotations:
-        spec.total_number = v.member_count(annotations[TOTAL_NUMBER], at(TOTAL_NUMBER))
+        spec.total_number = v.member_count(annotations[TOTAL_NUMBER], at(TOTAL_NUMBER), text_ok=True)
     elif spec.source_format == SOURCE:
         spec.total_number = spec.min_member
     if spec.total_number is not None and spec.total_number < spec.min_member:

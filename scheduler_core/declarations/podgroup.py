@@ -74,7 +74,7 @@ def pod_gang(
             ref.spec = GangSpec(
                 namespace=namespace,
                 name=ref.name,
-                min_member=v.member_count(values[LEGACY_MIN_AVAILABLE], min_field),
+                min_member=v.member_count(values[LEGACY_MIN_AVAILABLE], min_field, text_ok=True),
                 wait_seconds=DEFAULT_WAIT_SECONDS,
                 source_format=LEGACY_SOURCE,
                 declaration={

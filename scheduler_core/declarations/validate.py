@@ -142,12 +142,15 @@ def gang_key(value: Any, field: str) -> tuple[str, str]:
 # ---------------------------------------------------------------- numbers
 
 
-def integer(value: Any, field: str, *, minimum: int, maximum: int) -> int:
-    """An integer field (YAML/JSON number) or annotation (a string of ASCII digits).
+def integer(value: Any, field: str, *, minimum: int, maximum: int, text_ok: bool = False) -> int:
+    """An integer field (a YAML/JSON number) or, with ``text_ok``, an annotation (a string of
+    ASCII digits).
 
     ``int()`` would also take ``"1_000"``, ``" 7"`` and non-ASCII digits; Go's strconv.Atoi,
     which the reference schedulers use, takes none of them, and neither do we.
     """
+    if isinstance(value, str) and not text_ok:
+        raise DeclarationError(field, f"must be an integer, not the string {value!r}")
     if isinstance(value, str):
         if not _DIGITS.fullmatch(value):
             raise DeclarationError(field, f"{value!r} is not an integer")
@@ -159,20 +162,19 @@ def integer(value: Any, field: str, *, minimum: int, maximum: int) -> int:
     return value
 
 
-def member_count(value: Any, field: str, *, minimum: int = 1) -> int:
-    return integer(
-        value, field, minimum=minimum, maximum=limit("GANGSCHED_MAX_GANG_MEMBERS", MAX_GANG_MEMBERS)
-    )
+def member_count(value: Any, field: str, *, minimum: int = 1, text_ok: bool = False) -> int:
+    maximum = limit("GANGSCHED_MAX_GANG_MEMBERS", MAX_GANG_MEMBERS)
+    return integer(value, field, minimum=minimum, maximum=maximum, text_ok=text_ok)
 
 
-def wait_seconds(value: Any, field: str, *, duration: bool = False) -> float:
+def wait_seconds(value: Any, field: str, *, duration: bool = False, text_ok: bool = False) -> float:
     """A timeout: whole seconds (an int, or its string), or with ``duration`` a Go duration
     string such as ``300s`` or ``1h30m``; positive and at most GANGSCHED_MAX_WAIT_SECONDS."""
     maximum = limit("GANGSCHED_MAX_WAIT_SECONDS", MAX_WAIT_SECONDS)
     if duration and isinstance(value, str) and not _DIGITS.fullmatch(value):
         seconds = _go_duration(value, field)
     else:
-        seconds = integer(value, field, minimum=-(2**63), maximum=2**63 - 1)
+        seconds = integer(value, field, minimum=-(2**63), maximum=2**63 - 1, text_ok=text_ok or duration)
     if not 0 < seconds <= maximum:
         raise DeclarationError(field, f"{value!r} is out of range: must be positive and at most {maximum}s")
     return float(seconds)

@@ -93,7 +93,7 @@ def _policy(text: str, field: str) -> tuple[float, str]:
         if not sep:
             raise v.DeclarationError(field, f"{part!r} is not key=value")
         if key == "placeholderTimeoutInSeconds":
-            wait = v.wait_seconds(value, f"{field}.placeholderTimeoutInSeconds")
+            wait = v.wait_seconds(value, f"{field}.placeholderTimeoutInSeconds", text_ok=True)
         elif key == "gangSchedulingStyle":
             style = v.style(value, f"{field}.gangSchedulingStyle")
     return wait, style
