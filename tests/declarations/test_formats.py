@@ -207,3 +207,13 @@ def test_priority_class_names_map_to_priorities():
     assert Member.objects.get(name="crit").priority == 2000001000
     with pytest.raises(ValueError, match="unknown priority class 'gold'"):
         manifests_apply([pod("g") | {"spec": pod("g")["spec"] | {"priorityClassName": "gold"}}])
+
+
+def test_the_promotion_task_is_registered_and_scheduled():
+    from django.conf import settings
+
+    from gangsched.celery import app
+
+    task = "scheduler_core.declarations.tasks.promote_provisional"
+    assert task in app.tasks
+    assert any(entry["task"] == task for entry in settings.CELERY_BEAT_SCHEDULE.values())
