@@ -30,12 +30,6 @@ class PayloadTooLarge(exceptions.APIException):
     field = "body"
 
 
-class Unavailable(exceptions.APIException):
-    status_code = status.HTTP_501_NOT_IMPLEMENTED
-    default_detail = "Not available in this installation."
-    default_code = "not_implemented"
-
-
 ERROR_SCHEMA = inline_serializer(
     "Errors",
     {

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from scheduler_core import selectors as shared
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.models import RestartPolicy
 from scheduler_core.services.groups import gang_group_join
@@ -42,6 +43,7 @@ from .serializers import (
 from .throttles import SubmitThrottle
 
 DEFAULT_MAX_MIN_MEMBER = 10000
+HISTORY_LIMIT = 50
 
 
 def max_members() -> int:
@@ -68,7 +70,7 @@ class GangSubmitInput(StrictSerializer):
     queue = SubdomainNameField(max_length=63, required=False)
     placement = serializers.ChoiceField(choices=[p.value for p in Placement], required=False)
     restartPolicy = serializers.ChoiceField(choices=RestartPolicy.values, required=False)
-    groups = serializers.ListField(child=serializers.CharField(), required=False, max_length=64)
+    groups = serializers.ListField(child=serializers.CharField(), required=False, max_length=100)
     pods = PodInput(many=True, required=False)
     tasks = TaskInput(many=True, required=False)
 
@@ -206,20 +208,19 @@ class GangDetailApi(APIView):
         progress = inline_serializer(
             "GangProgress",
             {
-                "total": serializers.IntegerField(),
+                "members": serializers.IntegerField(),
                 "bound": serializers.IntegerField(),
                 "reserved": serializers.IntegerField(),
                 "pending": serializers.IntegerField(),
-                "minMember": serializers.IntegerField(),
+                "minMember": serializers.IntegerField(source="min_member"),
             },
         )
         groupProgress = inline_serializer(
             "GangGroupProgress",
             {
-                "gang": serializers.CharField(),
-                "submitted": serializers.BooleanField(),
-                "phase": serializers.CharField(allow_null=True),
-                "minMember": serializers.IntegerField(allow_null=True),
+                "gang": serializers.CharField(source="key"),
+                "state": serializers.CharField(help_text="Phase, Provisional, or NotSubmitted."),
+                "minMember": serializers.IntegerField(source="min_member", allow_null=True),
                 "bound": serializers.IntegerField(),
             },
             many=True,
@@ -246,9 +247,9 @@ class GangDetailApi(APIView):
                 "finishedAt": serializers.DateTimeField(source="finished_at", allow_null=True),
             },
             many=True,
-            source="members.all",
+            source="members_sorted",
         )
-        history = EventOutput(many=True)
+        history = EventOutput(many=True, help_text=f"The latest {HISTORY_LIMIT} events, oldest first.")
 
     @extend_schema(
         operation_id="gangs_detail",
@@ -257,12 +258,13 @@ class GangDetailApi(APIView):
     )
     def get(self, request: Request, namespace: str, name: str) -> Response:
         gang = selectors.gang_get(user=request.user, namespace=namespace, name=name)
-        gang.progress = selectors.gang_progress(gang=gang)
-        gang.groupProgress = selectors.gang_group_progress(gang=gang)
+        gang.progress = shared.gang_progress(gang)
+        gang.groupProgress = shared.gang_group_progress(gang)
+        gang.members_sorted = shared.gang_members(gang)
         gang.explanation = (
             {"reason": gang.reason, "message": gang.message, "details": gang.details} if gang.reason else None
         )
-        gang.history = selectors.gang_history(gang=gang)
+        gang.history = shared.gang_events(gang, limit=HISTORY_LIMIT)
         return Response(self.GangDetailOutput(gang).data)
 
 

@@ -1,4 +1,6 @@
 """The API's reads: which gangs a user may see, and the cluster figures the API reports.
+Per-gang figures (progress, group progress, history) come from ``scheduler_core.selectors``,
+which the commands and pages share.
 
 Visibility is decided here once (``gang_visible``), and every gang read of the API starts from it,
 so a list, a detail page and an event feed can never disagree about who sees what.
@@ -8,15 +10,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from scheduler_core.models import Gang, GangEvent, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
 from .permissions import sees_all_gangs
-
-HISTORY_LIMIT = 50
 
 
 def gang_visible(*, user) -> QuerySet[Gang]:
@@ -33,44 +33,6 @@ def gang_get(*, user, namespace: str, name: str) -> Gang:
     if gang is None:
         raise Http404(f"gang {namespace}/{name} not found")
     return gang
-
-
-def gang_progress(*, gang: Gang) -> dict[str, int]:
-    """Members bound / reserved / pending (active pods) and done, against minMember."""
-    counts = gang.members.aggregate(
-        total=Count("id"),
-        bound=Count("id", filter=Q(node__isnull=False, phase__in=ACTIVE_MEMBER_PHASES)),
-        reserved=Count("id", filter=Q(reserved_node__isnull=False, phase__in=ACTIVE_MEMBER_PHASES)),
-        pending=Count("id", filter=Q(node__isnull=True, phase__in=ACTIVE_MEMBER_PHASES)),
-    )
-    return {**counts, "minMember": gang.min_member}
-
-
-def gang_group_progress(*, gang: Gang) -> list[dict]:
-    """For a gang in a gang group: each listed gang, whether it is submitted, its phase and its
-    bound members against its minMember (a listed gang not submitted holds the group back)."""
-    if gang.group is None:
-        return []
-    keys = list(gang.group.members)
-    rows = {
-        f"{ns}/{name}": (phase, min_member, bound)
-        for ns, name, phase, min_member, bound in Gang.objects.filter(group=gang.group)
-        .annotate(bound=Count("members", filter=Q(members__node__isnull=False)))
-        .values_list("namespace", "name", "phase", "min_member", "bound")
-    }
-    progress = []
-    for key in keys + sorted(set(rows) - set(keys)):
-        phase, min_member, bound = rows.get(key, (None, None, 0))
-        progress.append(
-            {"gang": key, "submitted": key in rows, "phase": phase, "minMember": min_member, "bound": bound}
-        )
-    return progress
-
-
-def gang_history(*, gang: Gang, limit: int = HISTORY_LIMIT) -> list[GangEvent]:
-    """The gang's latest events, oldest first."""
-    latest = GangEvent.objects.filter(gang=gang).select_related("gang").order_by("-created", "-id")[:limit]
-    return list(reversed(latest))
 
 
 def event_visible(*, user) -> QuerySet[GangEvent]:
@@ -116,7 +78,8 @@ def cluster_summary() -> dict:
         if node["ready"] and not node["unschedulable"]:
             capacity.update(node["allocatable"])
         used.update(node["used"])
-    resources = sorted(set(capacity) | set(used))
+    # Every resource any node has, so "0 GPUs schedulable" shows when the GPU nodes are all down.
+    resources = sorted({r for node in nodes for r in node["allocatable"]} | set(used))
     phases = dict(
         Gang.objects.order_by().values_list("phase").annotate(n=Count("id")).values_list("phase", "n")
     )

@@ -16,6 +16,8 @@ from typing import Any
 from rest_framework import serializers
 
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
+from scheduler_core.models import Gang
+from scheduler_core.selectors import gang_state
 from scheduler_core.validators import validate_affinity, validate_tolerations
 
 # ---------------------------------------------------------------- limits
@@ -289,6 +291,9 @@ class GangOutput(serializers.Serializer):
     namespace = serializers.CharField()
     name = serializers.CharField()
     phase = serializers.CharField()
+    state = serializers.SerializerMethodField(
+        help_text="The phase, or Provisional while its declaration is missing."
+    )
     minMember = serializers.IntegerField(source="min_member")
     totalNumber = serializers.IntegerField(source="total_number", allow_null=True)
     mode = serializers.CharField()
@@ -308,6 +313,9 @@ class GangOutput(serializers.Serializer):
     message = serializers.CharField()
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
+
+    def get_state(self, gang: Gang) -> str:
+        return gang_state(gang)
 
 
 class EventOutput(serializers.Serializer):

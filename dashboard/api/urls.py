@@ -1,8 +1,8 @@
+"""``/api/v1/``: gangs (namespace/name in the path), events, nodes, the cluster, manifests, tokens."""
 
 from django.urls import path
 
-from . import auth, cluster, gangs
-
+from . import auth, cluster, gangs, manifests
 
 app_name = "api"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path("gangs/<str:namespace>/<str:name>/events/", gangs.GangEventsApi.as_view(), name="gang-events"),
     path("gangs/<str:namespace>/<str:name>/retry/", gangs.GangRetryApi.as_view(), name="gang-retry"),
     path("gangs/<str:namespace>/<str:name>/kill/", gangs.GangKillApi.as_view(), name="gang-kill"),
+    path("manifests/", manifests.ManifestApplyApi.as_view(), name="manifests"),
     path("events/", cluster.EventListApi.as_view(), name="events"),
     path("nodes/", cluster.NodeListApi.as_view(), name="nodes"),
     path("cluster/", cluster.ClusterApi.as_view(), name="cluster"),

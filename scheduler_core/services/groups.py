@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from django.db import transaction
@@ -12,8 +13,12 @@ logger = logging.getLogger(__name__)
 
 
 def gang_group_key(members: list[str]) -> str:
-    """A group is named by its members: every gang that lists the same set joins the same row."""
-    return ",".join(sorted(set(members)))
+    """A group is named by its members, as the Koordinator loader names it (declarations/
+    koordinator.py): every gang that lists the same set joins the same row, whichever way it came."""
+    key = ",".join(sorted(set(members)))
+    if len(key) > GangGroup._meta.get_field("key").max_length:
+        key = "group-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    return key
 
 
 @transaction.atomic
@@ -22,10 +27,7 @@ def gang_group_join(*, gang: Gang, members: list[str]) -> GangGroup:
     added if missing), creating the group on first use. Listed gangs not submitted yet hold the
     group back until they arrive (GangGroup's docstring)."""
     keys = sorted(set(members) | {gang.key})
-    key = gang_group_key(keys)
-    if len(key) > GangGroup._meta.get_field("key").max_length:
-        raise ValueError(f"gang {gang.key}: the gang group's member keys are too long together")
-    group, _created = GangGroup.objects.get_or_create(key=key, defaults={"members": keys})
+    group, _created = GangGroup.objects.get_or_create(key=gang_group_key(keys), defaults={"members": keys})
     Gang.objects.filter(pk=gang.pk).update(group=group)
     gang.group = group
     logger.info("gang %s joined gang group %s", gang.key, group.key)

@@ -249,10 +249,21 @@ def test_a_pod_name_taken_in_the_namespace_leaves_no_gang_behind(as_alice):
     assert list(Gang.objects.values_list("name", flat=True)) == ["train"]
 
 
-def test_a_refused_gang_group_rolls_back_the_gang(as_alice):
-    keys = [f"ns-{i}/{'g' * 60}" for i in range(20)]  # valid keys, too long together for one group key
+def test_a_long_gang_group_is_keyed_by_a_hash_of_its_members(as_alice):
+    keys = [f"ns-{i}/{'g' * 60}" for i in range(20)]  # too long together for a key
     response = as_alice.post(URL, job(groups=keys), format="json")
+    assert response.status_code == 201, response.content
+    assert GangGroup.objects.get().key.startswith("group-")
+
+
+def test_a_refused_gang_group_rolls_back_the_gang(as_alice, monkeypatch):
+    def refuse(**kwargs):
+        raise ValueError("gang group refused")
+
+    monkeypatch.setattr("dashboard.api.gangs.gang_group_join", refuse)
+    response = as_alice.post(URL, job(groups=["other/worker"]), format="json")
     assert response.status_code == 400, response.content
+    assert errors(response) == [(None, "gang group refused")]
     assert not Gang.objects.exists() and not Member.objects.exists() and not GangGroup.objects.exists()
 
 
