@@ -13,6 +13,7 @@ import math
 import re
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
@@ -160,6 +161,13 @@ def quantity_error(resource: str, value: Any) -> tuple[int | None, str | None]:
     return amount, None
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "number"}]},
+        "example": {"cpu": "500m", "memory": "2Gi", "nvidia.com/gpu": 1},
+    }
+)
 class ResourceMapField(serializers.Field):
     """``{"cpu": "500m", "memory": "2Gi", "nvidia.com/gpu": 1}``, checked and returned as given:
     the services parse quantities themselves (an integer ``cpu`` there means whole CPUs, so
@@ -188,6 +196,7 @@ class ResourceMapField(serializers.Field):
         return value
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
 class StringMapField(serializers.Field):
     """Labels, annotations, node selectors: qualified-name keys -> strings."""
 
@@ -224,6 +233,14 @@ class TolerationsField(serializers.ListField):
         self.validators.append(validate_tolerations)
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "array", "items": {"type": "object", "additionalProperties": True}},
+            {"type": "object", "additionalProperties": True},
+        ]
+    }
+)
 class AffinityField(serializers.Field):
     """Required node affinity: a list of node selector terms, or a pod's whole ``affinity``
     object (its ``nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`` is kept)."""
