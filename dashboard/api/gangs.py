@@ -24,7 +24,6 @@ from .filters import GangFilter
 from .pagination import ApiPagination
 from .permissions import CanKillGang, CanRetryGang
 from .serializers import (
-    MAX_WAIT_SECONDS,
     PRIORITY_MAX,
     PRIORITY_MIN,
     EventOutput,
@@ -37,6 +36,7 @@ from .serializers import (
     StrictSerializer,
     SubdomainNameField,
     TaskInput,
+    max_wait_seconds,
     rfc1123_label_error,
     rfc1123_subdomain_error,
 )
@@ -62,7 +62,7 @@ class GangSubmitInput(StrictSerializer):
     minResources = ResourceMapField(required=False)
     mode = serializers.ChoiceField(choices=[m.value for m in GangMode], required=False)
     style = serializers.ChoiceField(choices=[s.value for s in TimeoutStyle], required=False)
-    waitSeconds = StrictNumberField(required=False, allow_null=True, max_value=MAX_WAIT_SECONDS)
+    waitSeconds = StrictNumberField(required=False, allow_null=True)
     priority = StrictIntegerField(
         required=False, allow_null=True, min_value=PRIORITY_MIN, max_value=PRIORITY_MAX
     )
@@ -77,6 +77,10 @@ class GangSubmitInput(StrictSerializer):
     def validate_waitSeconds(self, value):  # noqa: N802 (DRF's validate_<field> hook)
         if value is not None and value <= 0:
             raise serializers.ValidationError("must be positive (omit it to wait forever)")
+        if value is not None and value > max_wait_seconds():
+            raise serializers.ValidationError(
+                f"at most {max_wait_seconds()} seconds (omit it to wait forever)"
+            )
         return value
 
     def validate_groups(self, keys: list[str]) -> list[str]:

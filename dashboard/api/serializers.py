@@ -16,6 +16,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from scheduler_core.declarations.validate import MAX_QUANTITY, MAX_WAIT_SECONDS, limit
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
 from scheduler_core.models import Gang
 from scheduler_core.selectors import gang_state
@@ -23,11 +24,8 @@ from scheduler_core.validators import validate_affinity, validate_tolerations
 
 # ---------------------------------------------------------------- limits
 
-#: The largest canonical amount (milli-CPU, bytes, count) one request or minResources may ask for,
-#: as for manifests: 2^48 is 256 TiB of memory or 281 billion CPUs, and sums over 10,000 pods stay
-#: far inside the engine's int64 arrays.
-MAX_AMOUNT = 2**48
-MAX_WAIT_SECONDS = 7 * 24 * 3600  # as for manifests (scheduler_core/declarations/validate.py)
+# Quantities and wait times have the limits manifests have (scheduler_core/declarations/
+# validate.py, settings GANGSCHED_MAX_QUANTITY and GANGSCHED_MAX_WAIT_SECONDS), read per request.
 MAX_DURATION_SECONDS = 366 * 24 * 3600
 PRIORITY_MIN, PRIORITY_MAX = -(2**31), 2 * 10**9  # Kubernetes' int32 priority; system classes top out at 2e9
 MAX_MAP_ENTRIES = 64
@@ -138,6 +136,14 @@ class StrictNumberField(serializers.FloatField):
 # ---------------------------------------------------------------- quantities
 
 
+def max_quantity() -> int:
+    return limit("GANGSCHED_MAX_QUANTITY", MAX_QUANTITY)
+
+
+def max_wait_seconds() -> int:
+    return limit("GANGSCHED_MAX_WAIT_SECONDS", MAX_WAIT_SECONDS)
+
+
 def quantity_error(resource: str, value: Any) -> tuple[int | None, str | None]:
     """The canonical amount of one request, or why it is refused."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
@@ -156,8 +162,9 @@ def quantity_error(resource: str, value: Any) -> tuple[int | None, str | None]:
         amount = canonical_amount(resource, value)
     except QuantityError as error:
         return None, str(error)
-    if amount > MAX_AMOUNT:
-        return None, f"{value!r} is above the limit of {MAX_AMOUNT} canonical units (milli-CPU, bytes, count)"
+    cap = max_quantity()
+    if amount > cap:
+        return None, f"{value!r} is above the limit of {cap} canonical units (milli-CPU, bytes, count)"
     return amount, None
 
 

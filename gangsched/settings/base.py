@@ -117,10 +117,10 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "dashboard.api.exceptions.api_exception_handler",
 }
 # The API's limits (dashboard/api/): submissions per user (DRF rate syntax, counted in the cache
-# below), the largest minMember / member count of a gang, the largest manifest body in bytes.
+# below) and the largest minMember / member count of a gang, the same for manifests.
 GANGSCHED_SUBMIT_RATE = os.environ.get("GANGSCHED_SUBMIT_RATE", "60/min")
 GANGSCHED_MAX_MIN_MEMBER = int(os.environ.get("GANGSCHED_MAX_MIN_MEMBER", "10000"))
-GANGSCHED_MAX_MANIFEST_BYTES = int(os.environ.get("GANGSCHED_MAX_MANIFEST_BYTES", str(1024 * 1024)))
+GANGSCHED_MAX_GANG_MEMBERS = GANGSCHED_MAX_MIN_MEMBER  # the name scheduler_core/declarations reads
 
 # Shared by every web process, so a throttle counts one user's requests across all of them.
 CACHES = {

@@ -147,7 +147,7 @@ REFUSALS = [
     # wait and duration times: positive and bounded
     (job(waitSeconds=0), "waitSeconds", "must be positive"),
     (job(waitSeconds=-5), "waitSeconds", "must be positive"),
-    (job(waitSeconds=8 * 24 * 3600), "waitSeconds", "less than or equal to 604800"),
+    (job(waitSeconds=8 * 24 * 3600), "waitSeconds", "at most 604800 seconds"),
     (job(waitSeconds="300"), "waitSeconds", "valid number"),
     (job(waitSeconds="1_000"), "waitSeconds", "valid number"),
     (
