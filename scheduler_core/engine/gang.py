@@ -39,7 +39,10 @@ def unit_gangs(session: Session, unit: Unit) -> list[Gang]:
     return [session.gangs[key] for key in unit.gangs]
 
 
-def attempt(session: Session, unit: Unit, limit: np.ndarray | None = None) -> Attempt:
+def attempt(
+    session: Session, unit: Unit, limit: np.ndarray | None = None, *, explain: bool = True
+) -> Attempt:
+    """Try ``unit``; ``explain=False`` (dry runs) skips building the explanation of a failure."""
     trial = Trial(session.state, limit)
     if not unit.is_gang:
         pod = unit.pods[0]
@@ -51,17 +54,28 @@ def attempt(session: Session, unit: Unit, limit: np.ndarray | None = None) -> At
         return Attempt(trial, satisfied=False, precondition=precondition)
     result = Attempt(trial, satisfied=True)
     for gang in unit_gangs(session, unit):
-        if gang.satisfied:
+        if gang.settled:
             continue
         waiting = session.waiting(gang.key)
-        before = trial.available() if waiting else None
+        before = trial.available() if waiting and explain else None
         left = trial.place(session, waiting, gang)
         result.placed[gang.key] = len(waiting) - len(left)
-        shortfall = _shortfall(session, gang, waiting, left, before, trial)
+        shortfall = _shortfall(session, gang, waiting, left, before, trial, with_reason=explain)
         if shortfall is not None:
             result.shortfalls[gang.key] = shortfall
             result.satisfied = False
     return result
+
+
+def fits(session: Session, unit: Unit) -> bool:
+    """Would ``unit`` bind now? A dry run: the state is left as it was."""
+    result = attempt(session, unit, explain=False)
+    result.trial.discard()
+    return result.satisfied
+
+
+#: The shortfall of a dry run: it failed, and nobody will read why.
+_UNEXPLAINED = Explanation("", Reason.INSUFFICIENT_RESOURCES, "")
 
 
 def _precondition(session: Session, unit: Unit) -> Explanation | None:
@@ -79,7 +93,7 @@ def _precondition(session: Session, unit: Unit) -> Explanation | None:
             return Explanation(
                 first, reason, f"gang group member {gang.key} is {gang.phase.value}", {"member": gang.key}
             )
-        if gang.satisfied:
+        if gang.settled:
             continue
         present = len(session.members.get(gang.key, ()))
         if present < gang.min_member:
@@ -93,7 +107,14 @@ def _precondition(session: Session, unit: Unit) -> Explanation | None:
 
 
 def _shortfall(
-    session: Session, gang: Gang, waiting: list[Pod], left: list[Pod], before, trial: Trial
+    session: Session,
+    gang: Gang,
+    waiting: list[Pod],
+    left: list[Pod],
+    before,
+    trial: Trial,
+    *,
+    with_reason: bool,
 ) -> Explanation | None:
     running = session.running(gang.key)
     held = session.held(gang.key)
@@ -122,6 +143,8 @@ def _shortfall(
             + explain.resources_text(missing),
             {"short": missing},
         )
+    if not with_reason:
+        return _UNEXPLAINED
     return _resource_explanation(session, gang, need, waiting, before, trial)
 
 

@@ -164,6 +164,11 @@ class Gang:
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
 
+    @property
+    def settled(self) -> bool:
+        """Past all-or-nothing: satisfied once, or fallen back; its pods are ordinary pods now."""
+        return self.satisfied or self.fallen_back
+
 
 @dataclass(frozen=True, slots=True)
 class GangGroup:

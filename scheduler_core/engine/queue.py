@@ -60,7 +60,7 @@ def build_units(
             continue  # a provisional member: it waits until its gang is declared
         if gang is not None and gang.phase in INACTIVE_PHASES:
             continue
-        if not config.gangs or gang is None or gang.satisfied or gang.fallen_back:
+        if not config.gangs or gang is None or gang.settled:
             units.append(Unit(key=pod.key, priority=pod.priority, created=pod.created, pods=(pod,)))
             continue
         group = groups.get(gang.group) if gang.group is not None else None

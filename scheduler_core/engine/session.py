@@ -41,6 +41,8 @@ class Session:
         self.units: list[Unit] = []
         # Units finished with in this cycle (placed, reserved by preemption): skipped by later actions.
         self.done: set[str] = set()
+        # Preemption candidates, built on first use (actions/preempt.py).
+        self.victims: list | None = None
 
     def build_queue(self) -> None:
         self.units = build_units(self.snapshot, self.config, self.gangs, self.members)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..decisions import Bind, Explanation, Reason, Reserve, Transition, TransitionKind
-from ..gang import Attempt, attempt
+from ..gang import Attempt, attempt, fits
 from ..model import GangMode, HeadOfLine
 from ..queue import Unit
 from ..session import Session
@@ -41,7 +41,7 @@ def allocate(session: Session) -> None:
         _start_clocks(session, unit, result)
         result.trial.discard()
         if head is not None:
-            if limit is not None and _fits(session, unit):
+            if limit is not None and fits(session, unit):
                 _explain_behind(session, unit, head)
             else:
                 _explain(session, unit, result)
@@ -66,20 +66,15 @@ def _requeued(session: Session, unit: Unit) -> bool:
     if unit.is_gang or not session.config.gangs:
         return False
     gang = session.gangs.get(unit.pods[0].gang) if unit.pods[0].gang is not None else None
-    return gang is not None and not gang.satisfied and not gang.fallen_back
+    return gang is not None and not gang.settled
 
-
-def _fits(session: Session, unit: Unit) -> bool:
-    result = attempt(session, unit)
-    result.trial.discard()
-    return result.satisfied
 
 
 def _bind(session: Session, unit: Unit, result: Attempt) -> None:
     state = session.state
     for key in unit.gangs:
         gang = session.gangs[key]
-        if gang.satisfied:
+        if gang.settled:
             continue
         for pod in session.held(key):
             node = session.reserved_node(pod)
@@ -110,15 +105,29 @@ def _start_clocks(session: Session, unit: Unit, result: Attempt) -> None:
 
 
 def _keep_reservations(session: Session, unit: Unit) -> None:
-    """Redo the (deterministic) attempt and keep what NonStrict gangs placed as reservations."""
+    """Redo the (deterministic) attempt and keep what NonStrict gangs placed as reservations.
+
+    Not when holding them would leave the gang unable to complete even on an empty cluster
+    (members reserved where the rest of the gang can no longer join them): a hold that can
+    never pay off only wastes capacity.
+    """
     if not unit.is_gang:
         return
-    result = attempt(session, unit)
+    result = attempt(session, unit, explain=False)
     for key in unit.gangs:
         if session.mode(session.gangs[key]) != GangMode.NON_STRICT:
             result.trial.discard_gang(key)
-    for pod, node in result.trial.assignments():
+    kept = result.trial.assignments()
+    if not kept:
+        return
+    for pod, node in kept:
         session.reserve(pod, node)
+    if not fits_on_empty(session, unit):
+        for pod, _node in kept:
+            session.reserved.pop(pod.key, None)
+        result.trial.discard()
+        return
+    for pod, node in kept:
         session.result.reservations.append(
             Reserve(pod.key, node, pod.gang, "NonStrict: accumulating members")
         )
@@ -136,7 +145,7 @@ def _explain(session: Session, unit: Unit, result: Attempt) -> None:
         own = result.shortfalls.get(key)
         if own is not None:
             session.result.explanations[key] = own
-        elif blocker is not None and not session.gangs[key].satisfied:
+        elif blocker is not None and not session.gangs[key].settled:
             session.result.explanations[key] = Explanation(
                 key,
                 Reason.WAITING_FOR_GROUP,

@@ -67,7 +67,7 @@ def plan_head(session: Session, unit: Unit) -> Head:
         usage = released(count)
         state.used -= usage
         try:
-            result = attempt(session, unit)
+            result = attempt(session, unit, explain=False)
             placed = _trial_usage(result.trial) if result.satisfied else None
             result.trial.discard()
         finally:
@@ -85,7 +85,12 @@ def plan_head(session: Session, unit: Unit) -> Head:
         head_usage = usage_if_fits(low)
         free_then = state.free + released(low)
         return Head(unit, float(ends[low - 1]), np.maximum(free_then - head_usage, 0))
-    head_usage, own = _placement_on_empty(session, unit)
+    planned = _placement_on_empty(session, unit)
+    if planned is None:
+        # Its own older reservations stand where the rest cannot join them: no capacity can be
+        # promised to others without risking the head, so nothing without an early end backfills.
+        return Head(unit, math.inf, np.zeros_like(state.alloc))
+    head_usage, own = planned
     return Head(unit, math.inf, np.maximum(state.alloc - own - head_usage, 0))
 
 
@@ -97,7 +102,7 @@ def _placement_on_empty(session: Session, unit: Unit):
     saved = state.used.copy()
     state.used[:] = own
     try:
-        result = attempt(session, unit)
+        result = attempt(session, unit, explain=False)
         placed = _trial_usage(result.trial) if result.satisfied else None
         result.trial.discard()
     finally:

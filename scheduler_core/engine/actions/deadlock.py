@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..decisions import Transition, TransitionKind
-from ..gang import attempt
+from ..gang import fits
 from ..queue import Unit
 from ..session import Session
 from .release import release_held
@@ -28,26 +28,26 @@ def break_deadlocks(session: Session) -> None:
     holders = [unit for unit in session.units if unit.is_gang and _holds(session, unit)]
     released: set[str] = set()
     for position, unit in enumerate(holders):
-        if unit.key in released or _fits(session, unit):
+        if unit.key in released or fits(session, unit):
             continue
         blocked = [
             other
             for other in holders[position + 1 :]
-            if other.key not in released and not _fits(session, other)
+            if other.key not in released and not fits(session, other)
         ]
         if not blocked:
             continue
         usage = {other.key: _held_usage(session, other) for other in blocked}
         for other in blocked:
             session.state.used -= usage[other.key]
-        if not _fits(session, unit):
+        if not fits(session, unit):
             for other in blocked:
                 session.state.used += usage[other.key]
             continue
         victims = list(blocked)
         for other in blocked:
             session.state.used += usage[other.key]
-            if _fits(session, unit):
+            if fits(session, unit):
                 victims.remove(other)
             else:
                 session.state.used -= usage[other.key]
@@ -67,11 +67,6 @@ def _held_usage(session: Session, unit: Unit):
         usage = usage + session.state.usage_of(session.held(key))
     return usage
 
-
-def _fits(session: Session, unit: Unit) -> bool:
-    result = attempt(session, unit)
-    result.trial.discard()
-    return result.satisfied
 
 
 def _release(session: Session, victim: Unit, winner: Unit) -> None:
