@@ -34,6 +34,7 @@ from scheduler_core.models import Gang, GangEventKind, GangGroup, Member
 from scheduler_core.services.history import event_record
 
 from . import validate as v
+from .cluster import priority_classes
 from .documents import documents_expand, size_check
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, PodSpec
@@ -73,7 +74,9 @@ def manifests_apply(documents: list[Any], *, submitter: str = "") -> ApplyResult
     except (TypeError, ValueError, RecursionError):
         raise v.DeclarationError("", "the manifest is not JSON-shaped data") from None
     size_check(size)
-    plan = _plan(_load(documents_expand(documents)))
+    manifests = documents_expand(documents)
+    with priority_classes(manifests):
+        plan = _plan(_load(manifests))
     with transaction.atomic():
         result = _write(plan, submitter)
         if result.changed:
@@ -176,6 +179,9 @@ def _keys_q(keys) -> Q:
 
 def _write(plan: _Plan, submitter: str) -> ApplyResult:
     result = ApplyResult()
+    # Cluster objects first, as kubectl applies a file in order and they come first in one:
+    # nodes, priority classes and namespaces before the workloads that use them.
+    object_statuses = {id(item): [obj.write() for obj in item.objects] for item in plan.loaded}
     existing = {
         gang.key: gang
         for gang in Gang.objects.select_for_update().filter(
@@ -202,12 +208,16 @@ def _write(plan: _Plan, submitter: str) -> ApplyResult:
     object_lines = []
     for item in plan.loaded:
         own = [statuses[g.key] for g in item.gangs] + [pod_statuses[p.key] for p in item.pods]
+        own += object_statuses[id(item)]
         object_lines.append(f"{item.object_name} {_combined(own)}")
         if not item.object_name.startswith("pod/"):
             object_lines.extend(f"pod/{pod.name} {pod_statuses[pod.key]}" for pod in item.pods)
     result.lines = object_lines + result.lines
     result.gangs = list(gangs_out.values())
-    result.changed = any(s != UNCHANGED for s in [*statuses.values(), *pod_statuses.values()])
+    result.changed = any(
+        s != UNCHANGED
+        for s in [*statuses.values(), *pod_statuses.values(), *sum(object_statuses.values(), [])]
+    )
     return result
 
 

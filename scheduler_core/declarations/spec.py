@@ -129,3 +129,6 @@ class Loaded:
     object_name: str  # e.g. "podgroup.scheduling.x-k8s.io/trainer", "pod/trainer-0"
     gangs: list[GangSpec] = field(default_factory=list)
     pods: list[PodSpec] = field(default_factory=list)
+    # Cluster objects (Node, Namespace, PriorityClass: ``cluster.py``), each with ``object_name``,
+    # ``write() -> "created" | "configured" | "unchanged"`` and ``delete()``.
+    objects: list[Any] = field(default_factory=list)

@@ -19,16 +19,13 @@ from typing import Any
 from django.conf import settings
 
 from . import validate as v
+from .cluster import priority_default, priority_resolve
 from .documents import Manifest
 from .spec import GangRef, Loaded, PodSpec
 
 PodReader = Callable[[str, dict[str, str], dict[str, str], str], GangRef | None]
 
 DURATION_ANNOTATION = "gangsched.io/duration-seconds"
-#: Kubernetes' built-in priority classes.
-BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
-#: Until PriorityClass objects can be applied: classes from settings.GANGSCHED_PRIORITY_CLASSES.
-DEFAULT_PRIORITY_CLASSES = {"high": 1000, "default": 0, "low": -100}
 #: Kubernetes caps user-defined priorities at one billion; higher values are the system's.
 MAX_USER_PRIORITY = 1_000_000_000
 
@@ -39,26 +36,21 @@ def scheduler_name() -> str:
 
 def priority_of(spec: dict[str, Any], field: str) -> int | None:
     """``priority`` or ``priorityClassName`` (both: they must agree, as Kubernetes' admission
-    requires); None when neither is given."""
+    requires); None when neither is given. Classes resolve as ``cluster.priority_resolve`` says:
+    applied PriorityClass objects, then ``GANGSCHED_PRIORITY_CLASSES`` and the system classes."""
     explicit = spec.get("priority")
     if explicit is not None:
         explicit = v.integer(explicit, v.join(field, "priority"), minimum=-(2**31), maximum=MAX_USER_PRIORITY)
     class_name = spec.get("priorityClassName")
     if class_name is None:
         return explicit
-    classes = {**getattr(settings, "GANGSCHED_PRIORITY_CLASSES", DEFAULT_PRIORITY_CLASSES)}
-    classes.update(BUILTIN_PRIORITY_CLASSES)
-    where = v.join(field, "priorityClassName")
-    if class_name not in classes:
-        raise v.DeclarationError(
-            where, f"unknown priority class {class_name!r} (known: {', '.join(sorted(classes))})"
-        )
-    if explicit is not None and explicit != classes[class_name]:
+    value = priority_resolve(class_name, v.join(field, "priorityClassName"))
+    if explicit is not None and explicit != value:
         raise v.DeclarationError(
             v.join(field, "priority"),
-            f"{explicit} disagrees with priority class {class_name!r}, which is {classes[class_name]}",
+            f"{explicit} disagrees with priority class {class_name!r}, which is {value}",
         )
-    return classes[class_name]
+    return value
 
 
 def pod_requests(spec: dict[str, Any], field: str) -> dict[str, int]:
@@ -115,13 +107,14 @@ def pod_spec(
             "or declare its gang (a PodGroup label, Koordinator or YuniKorn annotations)",
         )
     duration = annotations.get(DURATION_ANNOTATION)
+    priority = priority_of(spec, spec_field)
     return PodSpec(
         namespace=namespace,
         name=name,
         field=field,
         gang=gang,
         requests=pod_requests(spec, spec_field),
-        priority=priority_of(spec, spec_field) or 0,
+        priority=priority_default() if priority is None else priority,
         node_selector=v.string_map(spec.get("nodeSelector"), v.join(spec_field, "nodeSelector")),
         tolerations=v.tolerations(spec.get("tolerations"), v.join(spec_field, "tolerations")),
         affinity=v.node_affinity_terms(spec.get("affinity"), v.join(spec_field, "affinity")),

@@ -5,6 +5,7 @@
 - ``history``: append-only records: SchedulingCycle, GangEvent (drained by the publisher),
   BindJournal (a decided placement written before the bind is attempted).
 - ``lease``: SchedulerLease, the single-scheduler lease with its fencing epoch.
+- ``priority``: PriorityClass, applied ``scheduling.k8s.io/v1`` priority classes.
 
 Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 ``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
@@ -14,6 +15,7 @@ from .cluster import Node
 from .gangs import Gang, GangGroup, Member, MemberPhase, RestartPolicy
 from .history import BindJournal, BindState, GangEvent, GangEventKind, SchedulingCycle
 from .lease import SchedulerLease
+from .priority import PriorityClass
 
 __all__ = [
     "BindJournal",
@@ -25,6 +27,7 @@ __all__ = [
     "Member",
     "MemberPhase",
     "Node",
+    "PriorityClass",
     "RestartPolicy",
     "SchedulerLease",
     "SchedulingCycle",

@@ -24,15 +24,7 @@ logger = logging.getLogger(__name__)
 NODE_REMOVED = "node removed"
 
 
-@transaction.atomic
-def node_add(
-    *,
-    name: str,
-    allocatable: Mapping[str, str | int | float],
-    labels: Mapping[str, str] | None = None,
-    taints: list[dict] | None = None,
-) -> Node:
-    """A new node; ``allocatable`` in Kubernetes quantities ({"cpu": "64", "memory": "256Gi"})."""
+def _checked(name: str, allocatable, labels, taints) -> tuple[dict[str, int], dict, list]:
     if not name:
         raise ValueError("a node needs a name")
     try:
@@ -44,11 +36,54 @@ def node_add(
         raise ValueError(f"node {name}: allocatable: {error}") from None
     except ValidationError as error:
         raise ValueError(f"node {name}: {'; '.join(error.messages)}") from None
+    return resources, labels, taints
+
+
+@transaction.atomic
+def node_add(
+    *,
+    name: str,
+    allocatable: Mapping[str, str | int | float],
+    labels: Mapping[str, str] | None = None,
+    taints: list[dict] | None = None,
+) -> Node:
+    """A new node; ``allocatable`` in Kubernetes quantities ({"cpu": "64", "memory": "256Gi"})."""
+    resources, labels, taints = _checked(name, allocatable, labels, taints)
     if Node.objects.filter(name=name).exists():
         raise ValueError(f"node {name} already exists")
     node = Node.objects.create(name=name, allocatable=resources, labels=labels, taints=taints)
     logger.info("node %s added: %s", name, dict(allocatable))
     return node
+
+
+@transaction.atomic
+def node_apply(
+    *,
+    name: str,
+    allocatable: Mapping[str, str | int | float],
+    labels: Mapping[str, str] | None = None,
+    taints: list[dict] | None = None,
+    unschedulable: bool = False,
+) -> tuple[Node, str]:
+    """Create or update a node from its manifest, as ``kubectl apply`` of a ``v1 Node`` would:
+    labels, taints, cordon (``unschedulable``) and capacity all take the manifest's values.
+    Returns the node and ``created``, ``configured`` or ``unchanged``. Pods already bound stay
+    where they are, even if the node shrank or was cordoned (as on Kubernetes)."""
+    resources, labels, taints = _checked(name, allocatable, labels, taints)
+    fields = {"allocatable": resources, "labels": labels, "taints": taints, "unschedulable": unschedulable}
+    node = Node.objects.select_for_update().filter(name=name).first()
+    if node is None:
+        node = Node.objects.create(name=name, **fields)
+        logger.info("node %s added: %s", name, dict(allocatable))
+        return node, "created"
+    changed = [key for key, value in fields.items() if getattr(node, key) != value]
+    if not changed:
+        return node, "unchanged"
+    for key in changed:
+        setattr(node, key, fields[key])
+    node.save(update_fields=[*changed, "updated"])
+    logger.info("node %s configured: %s", name, ", ".join(changed))
+    return node, "configured"
 
 
 @transaction.atomic
