@@ -2,17 +2,16 @@
 the expected gangs; bad manifests are 400 with the field, oversized ones 413; nothing half-made."""
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
 
 from scheduler_core.models import Gang, GangGroup, Member
+from tests.reference import REFERENCE
 
 from .conftest import errors
 
 URL = "/api/v1/manifests/"
-REFERENCE = Path(__file__).resolve().parents[3] / "shared/reference/manifests"
 
 # manifest -> (gang key, minMember, pods of that gang) for every gang it produces
 EXPECTED = {

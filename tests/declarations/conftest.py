@@ -6,11 +6,12 @@ import pytest
 
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.declarations.documents import documents_parse
+from tests.reference import REFERENCE  # noqa: F401  (the reference manifests, for the tests here)
 
-#: The reference manifests; CI has ../shared/ beside the repository.
-REFERENCE = Path(__file__).parents[2].parent / "shared/reference/manifests"
 #: Our own small manifests, so these tests do not depend on shared/ alone.
 OWN = Path(__file__).parent / "manifests"
+#: The example manifests of every accepted format (examples/ at the repository's root).
+EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def apply_text(text: str, **kwargs):
