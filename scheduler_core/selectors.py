@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
 
-from scheduler_core.models import Gang, GangEvent, Member
+from scheduler_core.models import Gang, GangEvent, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
 
@@ -67,3 +67,29 @@ def gang_members(gang: Gang) -> QuerySet[Member]:
 def gang_events(gang: Gang, *, limit: int = 10) -> list[GangEvent]:
     """The latest ``limit`` history events, oldest first."""
     return list(reversed(gang.events.order_by("-created", "-id")[:limit]))
+
+
+def pod_list(*, namespace: str | None = None) -> QuerySet[Member]:
+    """Pods (members of a gang or on their own) by namespace and name, with their gang."""
+    pods = Member.objects.select_related("gang")
+    if namespace:
+        pods = pods.filter(namespace=namespace)
+    return pods.order_by("namespace", "name")
+
+
+def node_usage() -> list[dict]:
+    """Each node with what its active pods request (``used``, canonical units, plus ``pods``),
+    the number of those pods, and its allocatable, labels, taints, cordon and ready state."""
+    used: dict[str, dict[str, int]] = {}
+    for node, requests in Member.objects.filter(
+        node__isnull=False, phase__in=ACTIVE_MEMBER_PHASES
+    ).values_list("node", "requests"):
+        total = used.setdefault(node, {"pods": 0})
+        total["pods"] += 1
+        for resource, amount in requests.items():
+            if resource != "pods":
+                total[resource] = total.get(resource, 0) + int(amount)
+    return [
+        {"node": node, "used": used.get(node.name, {"pods": 0})}
+        for node in Node.objects.order_by("name")
+    ]

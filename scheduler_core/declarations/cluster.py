@@ -82,7 +82,8 @@ class NodeObject:
     def delete(self) -> str:
         from scheduler_core.services.delete import node_delete
 
-        return f"{node_delete(name=self.name)} pods failed"
+        failed = node_delete(name=self.name)
+        return f"{failed} pods failed" if failed else ""
 
 
 def load_node(manifest: Manifest, readers=()) -> Loaded:

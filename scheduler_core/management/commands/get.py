@@ -1,6 +1,6 @@
 """Print objects, as ``kubectl get`` does: a table by default, ``-o json`` or ``-o wide``.
 
-    manage.py get gangs [-n NAMESPACE | -A] [-o json|wide]
+    manage.py get gangs|pods|nodes [-n NAMESPACE | -A] [-o json|wide]
 
 Each resource is a function in ``RESOURCES`` returning (columns, wide columns, rows as dicts);
 adding ``get pods`` or ``get nodes`` is one more function.
@@ -12,7 +12,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from scheduler_core.selectors import gang_list, gang_state
+from scheduler_core.engine.quantity import format_amount
+from scheduler_core.selectors import gang_list, gang_state, node_usage, pod_list
 
 
 def gang_row(gang) -> dict:
@@ -41,6 +42,59 @@ def gangs(namespace: str | None) -> list[dict]:
     return [gang_row(gang) for gang in gang_list(namespace=namespace)]
 
 
+def quantities(resources: dict[str, int]) -> dict[str, str]:
+    return {name: format_amount(name, int(amount)) for name, amount in sorted(resources.items())}
+
+
+def pods(namespace: str | None) -> list[dict]:
+    return [
+        {
+            "namespace": pod.namespace,
+            "name": pod.name,
+            "gang": pod.gang.name if pod.gang else None,
+            "phase": pod.phase,
+            "node": pod.node,
+            "reserved_node": pod.reserved_node,
+            "priority": pod.priority,
+            "requests": quantities(pod.requests),
+            "started": pod.started_at.isoformat() if pod.started_at else None,
+        }
+        for pod in pod_list(namespace=namespace)
+    ]
+
+
+def _fraction(used: dict[str, int], allocatable: dict[str, int], resource: str) -> str:
+    if resource not in allocatable and not used.get(resource):
+        return "-"
+    amounts = used.get(resource, 0), allocatable.get(resource, 0)
+    return "/".join(format_amount(resource, amount) for amount in amounts)
+
+
+def nodes(namespace: str | None = None) -> list[dict]:
+    """Nodes are not namespaced: ``-n`` is ignored, as kubectl ignores it."""
+    rows = []
+    for entry in node_usage():
+        node, used = entry["node"], entry["used"]
+        status = "Ready" if node.ready else "NotReady"
+        rows.append(
+            {
+                "name": node.name,
+                "status": status + (",SchedulingDisabled" if node.unschedulable else ""),
+                "allocatable": quantities(node.allocatable),
+                "used": quantities(used),
+                "pods": used.get("pods", 0),
+                "unschedulable": node.unschedulable,
+                "ready": node.ready,
+                "labels": node.labels,
+                "taints": node.taints,
+                "cpu": _fraction(used, node.allocatable, "cpu"),
+                "memory": _fraction(used, node.allocatable, "memory"),
+                "gpu": _fraction(used, node.allocatable, "nvidia.com/gpu"),
+            }
+        )
+    return rows
+
+
 #: resource (and its aliases) -> (rows, table columns, extra -o wide columns)
 RESOURCES = {
     "gangs": (
@@ -59,8 +113,10 @@ RESOURCES = {
         ],
         ["priority", "queue", "source_format", "reason"],
     ),
+    "pods": (pods, ["namespace", "name", "gang", "phase", "node"], ["reserved_node", "priority", "started"]),
+    "nodes": (nodes, ["name", "status", "pods", "cpu", "memory", "gpu"], ["labels", "taints"]),
 }
-ALIASES = {"gang": "gangs"}
+ALIASES = {"gang": "gangs", "pod": "pods", "po": "pods", "node": "nodes", "no": "nodes"}
 
 
 def table(rows: list[dict], columns: list[str]) -> str:
@@ -77,7 +133,7 @@ def table(rows: list[dict], columns: list[str]) -> str:
 
 
 class Command(BaseCommand):
-    help = "List gangs (more resources to come) as a table or JSON."
+    help = "List gangs, pods or nodes as a table or JSON."
 
     def add_arguments(self, parser):
         parser.add_argument("resource", help=f"one of: {', '.join(RESOURCES)}")
