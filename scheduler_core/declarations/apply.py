@@ -30,6 +30,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from scheduler_core.engine.decisions import Reason
 from scheduler_core.models import Gang, GangEventKind, GangGroup, Member
 from scheduler_core.services.history import event_record
 
@@ -44,7 +45,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_PROVISIONAL_GRACE_S = 60
 CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
 #: Member fields a bound pod may still change (metadata); the others are its immutable spec.
-_METADATA_FIELDS = ("labels", "annotations")
+_METADATA_FIELDS = ("labels", "annotations", "preemptible")
 
 
 @dataclass
@@ -143,12 +144,29 @@ def _plan(loaded: list[Loaded]) -> _Plan:
                 refs.setdefault(pod.gang.key, pod.gang)
     for key in declared:
         refs.pop(key, None)
+    _queues_check(pods.values(), declared)
     for key, members in pods_by_gang.items():
         gang = declared.get(key)
         if gang is not None:
             for pod in members:
                 _constraints_default(pod, gang)
     return _Plan(loaded, declared, pods, refs, pods_by_gang)
+
+
+def _queues_check(pods, gangs: dict) -> None:
+    """A pod's own queue key (Volcano's queue-name annotation, Kueue's label) must agree with its
+    gang's queue: two declarations of one value disagreeing is an error, not a pick."""
+    for pod in pods:
+        ref = pod.gang
+        if ref is None or not ref.queue:
+            continue
+        gang = gangs.get(ref.key)
+        queue = gang.queue if gang is not None else None
+        if queue is not None and queue != ref.queue:
+            raise v.DeclarationError(
+                ref.field,
+                f"pod {pod.key} asks for queue {ref.queue!r} but gang {ref.key} is in queue {queue!r}",
+            )
 
 
 def _comparable(gang: GangSpec) -> tuple:
@@ -198,6 +216,7 @@ def _write(plan: _Plan, submitter: str) -> ApplyResult:
     for key, ref in plan.refs.items():
         gang = existing.get(key)
         if gang is not None and not gang.provisional:
+            _queues_check(plan.pods_by_gang[key], {key: gang})
             gangs_out[key] = gang  # declared by an earlier apply: the pods just join it
             continue
         gang, status = _provisional_write(ref, gang, len(plan.pods_by_gang[key]), submitter)
@@ -264,6 +283,8 @@ def _gang_write(spec: GangSpec, gang: Gang | None, groups: dict[str, GangGroup],
         return gang, UNCHANGED
     for name, value in fields.items():
         setattr(gang, name, value)
+    if was_provisional:
+        gang.reason, gang.message = "", ""  # what it waited for has come
     gang.provisional, gang.provisional_until = False, None
     gang.save()
     if was_provisional:
@@ -290,12 +311,16 @@ def _provisional_write(ref: GangRef, gang: Gang | None, pods: int, submitter: st
             source_format=ref.source_format,
             declaration={"provisional": {"named_by": ref.field, "min_available": ref.min_available}},
             submitter=submitter,
+            queue=ref.queue or "default",
+            reason=Reason.WAITING_FOR_MEMBERS.value if ref.waiting else "",
+            message=ref.waiting,
         )
         event_record(
             gang=gang,
             kind=GangEventKind.EXPLAINED,
             reason=f"provisional: {pods} pods name this gang; they wait for its declaration "
-            f"until {gang.provisional_until:%Y-%m-%dT%H:%M:%SZ}",
+            f"until {gang.provisional_until:%Y-%m-%dT%H:%M:%SZ}"
+            + (f" ({ref.waiting})" if ref.waiting else ""),
         )
         return gang, CREATED
     return gang, UNCHANGED  # the pods' count is updated once they are written (_pods_write)

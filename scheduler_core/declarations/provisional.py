@@ -39,8 +39,12 @@ def provisional_gangs_promote(now: datetime | None = None) -> int:
             if gang.total_number is not None and gang.total_number < gang.min_member:
                 gang.total_number = gang.min_member
             gang.provisional, gang.provisional_until = False, None
+            gang.reason, gang.message = "", ""
             gang.save(
-                update_fields=["min_member", "total_number", "provisional", "provisional_until", "updated"]
+                update_fields=[
+                    *("min_member", "total_number", "provisional", "provisional_until"),
+                    *("reason", "message", "updated"),
+                ]
             )
             event_record(
                 gang=gang,

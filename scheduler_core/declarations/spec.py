@@ -33,6 +33,11 @@ class GangSpec:
     queue: str = "default"
     placement: str = Placement.BINPACK.value
     restart_policy: str = RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN.value
+    preemptible: bool = True
+    # Volcano Job: restarts allowed (None: unbounded) and the actions on PodFailed / PodEvicted.
+    max_retry: int | None = None
+    failure_policy: str = ""
+    eviction_policy: str = ""
     # Gang group members as "namespace/name" keys (this gang included), and the group's key.
     group: list[str] | None = None
     group_key: str | None = None
@@ -59,6 +64,10 @@ class GangSpec:
             "queue": self.queue,
             "placement": self.placement,
             "restart_policy": self.restart_policy,
+            "preemptible": self.preemptible,
+            "max_retry": self.max_retry,
+            "failure_policy": self.failure_policy,
+            "eviction_policy": self.eviction_policy,
             "source_format": self.source_format,
             "declaration": self.declaration,
         }
@@ -82,6 +91,11 @@ class GangRef:
     min_available: int | None = None
     # YuniKorn: more gangs declared by the same pod (the other task groups of its application).
     siblings: list[GangSpec] = field(default_factory=list)
+    # The queue the pod's own keys ask for (Volcano's queue-name annotation, Kueue's label):
+    # it must agree with the gang's.
+    queue: str | None = None
+    # Why a provisional gang waits, e.g. "waiting for PodGroup ns/x to be created".
+    waiting: str = ""
 
     @property
     def key(self) -> str:
@@ -103,6 +117,7 @@ class PodSpec:
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
     scheduler_name: str = ""
+    preemptible: bool = True
 
     @property
     def key(self) -> str:
@@ -119,6 +134,7 @@ class PodSpec:
             "duration_seconds": self.duration_seconds,
             "labels": self.labels,
             "annotations": self.annotations,
+            "preemptible": self.preemptible,
         }
 
 

@@ -95,10 +95,7 @@ def pod_spec(
     labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
     annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
     if gang is None:
-        for reader in readers:
-            gang = reader(namespace, labels, annotations, meta_field)
-            if gang is not None:
-                break
+        gang = pod_gang_read(readers, namespace, labels, annotations, meta_field)
     chosen = spec.get("schedulerName") or "default-scheduler"
     if chosen != scheduler_name() and gang is None:
         raise v.DeclarationError(
@@ -124,7 +121,48 @@ def pod_spec(
         labels=labels,
         annotations=annotations,
         scheduler_name=chosen,
+        preemptible=_preemptible(labels, annotations, meta_field),
     )
+
+
+def pod_gang_read(
+    readers: Sequence[PodReader], namespace: str, labels: dict, annotations: dict, field: str
+) -> GangRef | None:
+    """The pod's gang: the first reader (``registry.POD_READERS`` order) that recognises it wins;
+    two readers naming different gangs, or declaring one gang differently, is an error."""
+    found = [ref for ref in (reader(namespace, labels, annotations, field) for reader in readers) if ref]
+    if not found:
+        return None
+    first = found[0]
+    for other in found[1:]:
+        if other.key != first.key:
+            raise v.DeclarationError(
+                other.field,
+                f"names gang {other.key} but {first.field} names gang {first.key}: a pod belongs to one gang",
+            )
+        if other.queue and first.queue and other.queue != first.queue:
+            raise v.DeclarationError(
+                other.field, f"asks for queue {other.queue!r} but {first.field} asks for {first.queue!r}"
+            )
+        first.queue = first.queue or other.queue
+        if other.spec is not None:
+            if first.spec is None:
+                first.spec, first.siblings = other.spec, other.siblings
+            elif _comparable(first.spec) != _comparable(other.spec):
+                raise v.DeclarationError(
+                    other.field, f"declares gang {first.key} differently from {first.field}"
+                )
+    return first
+
+
+def _comparable(gang) -> dict:
+    return gang.settings() | {"declaration": None}
+
+
+def _preemptible(labels: dict[str, str], annotations: dict[str, str], field: str) -> bool:
+    from .volcano import preemptable  # volcano imports this module
+
+    return preemptable(labels, annotations, field) is not False
 
 
 def object_meta(manifest: Manifest) -> tuple[str, str, dict[str, Any]]:

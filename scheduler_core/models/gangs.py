@@ -29,6 +29,15 @@ class RestartPolicy(models.TextChoices):
     NEVER = "Never"  # the gang is Failed
 
 
+class FailureAction(models.TextChoices):
+    """A Volcano Job's action on PodFailed / PodEvicted (``spec.policies``); blank: the restart
+    policy decides (services/lifecycle.py)."""
+
+    RESTART_JOB = "RestartJob"  # the whole gang is requeued, at most max_retry times
+    ABORT_JOB = "AbortJob"  # the gang is Failed and its pods deleted
+    TERMINATE_JOB = "TerminateJob"  # the gang is Killed and its pods deleted
+
+
 class MemberPhase(models.TextChoices):
     """A pod's phase, as Kubernetes reports it (Unknown is reported as the last known phase)."""
 
@@ -89,6 +98,12 @@ class Gang(models.Model):
     restart_policy = models.CharField(
         max_length=32, choices=RestartPolicy.choices, default=RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN
     )
+    # Volcano Job (vcjob): what a failed or evicted pod does to the gang, and how many whole-gang
+    # restarts are allowed (``max_retry``; empty: unbounded) and were made (``retries``).
+    failure_policy = models.CharField(max_length=16, choices=FailureAction.choices, blank=True)
+    eviction_policy = models.CharField(max_length=16, choices=FailureAction.choices, blank=True)
+    max_retry = models.PositiveIntegerField(null=True, blank=True)
+    retries = models.PositiveIntegerField(default=0)
     submitter = models.CharField(max_length=150, blank=True)
     # Pods that name a gang before its declaration (PodGroup) arrives are held in a provisional
     # gang, which the scheduler does not see (snapshot.py leaves it out, so its pods wait) until

@@ -9,6 +9,12 @@ Restart policies follow kube-batch's QueueJob (``Gang.restart_policy``):
 - ``RestartFailedOnly``: only the failed members are recreated.
 - ``Never``: the gang is Failed and its remaining pods are deleted through the backend.
 
+A Volcano Job's policies come first (``Gang.failure_policy`` for PodFailed,
+``Gang.eviction_policy`` for PodEvicted, i.e. pods deleted through the backend): RestartJob
+requeues the whole gang and counts it in ``retries``; once ``max_retry`` restarts were made the
+next failure makes the gang Failed ("maxRetry N exceeded"); AbortJob makes it Failed and
+TerminateJob Killed, their pods deleted.
+
 A gang that is not running (never satisfied, or preempted and requeued whole by the scheduler)
 has nothing to keep or fail: its failed members are simply recreated, whatever the policy.
 
@@ -32,7 +38,7 @@ from scheduler_core.cluster import ClusterError, get_backend
 from scheduler_core.cluster.simulated import DELETED_REASON, json_merge
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, GangEventKind, Member, MemberPhase, RestartPolicy
-from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, FailureAction
 
 from .history import event_record, events_record_many
 
@@ -129,8 +135,11 @@ def _handle(gang: Gang, reason: str | None, now: datetime) -> bool:
     )
     running = gang.satisfied or gang.phase == GangPhase.RUNNING.value
     names = [m.name for m in failed]
-    if running and gang.restart_policy == RestartPolicy.NEVER:
-        _gang_fail(gang, members, reason, now)
+    action = _failure_action(gang, failed) if running else ""
+    if action:
+        _action_take(gang, members, action, reason, names, now)
+    elif running and gang.restart_policy == RestartPolicy.NEVER:
+        _gang_fail(gang, members, f"a member failed ({reason}), restart policy Never", now)
     elif (
         running
         and gang.restart_policy == RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN
@@ -199,9 +208,40 @@ def gang_requeue(
     return len(members)
 
 
-def _gang_fail(gang: Gang, members: list[Member], reason: str, now: datetime) -> None:
-    """Restart policy Never: the gang is Failed and whatever of it still runs is deleted."""
-    Gang.objects.filter(id=gang.id).update(phase=GangPhase.FAILED.value, satisfied=False, updated=now)
+def _failure_action(gang: Gang, failed: list[Member]) -> str:
+    """A Volcano Job's action for these failures: PodEvicted's when every failed pod was deleted
+    through the backend (an eviction), else PodFailed's; blank: the restart policy decides."""
+    evicted = all(DELETED_REASON in m.annotations and FAILED_REASON not in m.annotations for m in failed)
+    return gang.eviction_policy if evicted else gang.failure_policy
+
+
+def _action_take(gang: Gang, members: list[Member], action: str, reason: str, names: list[str], now) -> None:
+    """RestartJob requeues the whole gang (``retries`` + 1), or fails it once ``max_retry``
+    restarts were made; AbortJob fails it, TerminateJob kills it (pods deleted either way)."""
+    if action == FailureAction.RESTART_JOB:
+        if gang.max_retry is not None and gang.retries >= gang.max_retry:
+            _gang_fail(gang, members, f"maxRetry {gang.max_retry} exceeded ({reason})", now)
+            return
+        gang_requeue(
+            gang=gang,
+            reason=f"RestartJob ({reason}): restart {gang.retries + 1}"
+            + (f" of {gang.max_retry}" if gang.max_retry is not None else ""),
+            details={"scope": "gang", "failed": names, "action": action},
+            now=now,
+        )
+        Gang.objects.filter(id=gang.id).update(retries=F("retries") + 1)
+    elif action == FailureAction.ABORT_JOB:
+        _gang_fail(gang, members, f"a member failed ({reason}): AbortJob", now)
+    else:
+        _gang_fail(gang, members, f"a member failed ({reason}): TerminateJob", now, phase=GangPhase.KILLED)
+
+
+def _gang_fail(
+    gang: Gang, members: list[Member], reason: str, now: datetime, *, phase: GangPhase = GangPhase.FAILED
+) -> None:
+    """The gang is Failed (restart policy Never, a Volcano action; or Killed) and whatever of it
+    still runs is deleted; ``reason`` becomes its message and the event's reason."""
+    Gang.objects.filter(id=gang.id).update(phase=phase.value, satisfied=False, message=reason, updated=now)
     backend = get_backend()
     for member in members:
         if member.phase in ACTIVE_MEMBER_PHASES:
@@ -210,9 +250,9 @@ def _gang_fail(gang: Gang, members: list[Member], reason: str, now: datetime) ->
             except ClusterError as error:
                 # It runs to its end instead; the gang is Failed either way.
                 logger.warning("gang %s failed but %s could not be deleted: %s", gang.key, member.key, error)
-    reason = f"a member failed ({reason}), restart policy Never"
-    event_record(gang=gang, kind=GangEventKind.FAILED, reason=reason)
-    logger.info("gang %s failed: %s", gang.key, reason)
+    kind = GangEventKind.KILLED if phase == GangPhase.KILLED else GangEventKind.FAILED
+    event_record(gang=gang, kind=kind, reason=reason)
+    logger.info("gang %s %s: %s", gang.key, phase.value.lower(), reason)
 
 
 def _reason_of(failed: list[Member]) -> str:

@@ -32,6 +32,8 @@ def gang_row(gang) -> dict:
         "priority": gang.priority,
         "queue": gang.queue,
         "source_format": gang.source_format,
+        # The declaration style it came from (volcano-job, workload, kueue...; "api" for the REST API).
+        "source": gang.source_format or "api",
         "reason": gang.reason,
         "message": gang.message,
         "created": gang.created.isoformat(),
