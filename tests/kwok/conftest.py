@@ -24,10 +24,9 @@ def write(tmp_path, text: str, name: str = "manifest.yaml") -> str:
 
 
 @pytest.fixture(autouse=True)
-def no_cycle_trigger(request, monkeypatch):
-    """Changes wake the scheduler on commit; these tests (but the worker scenario) need no worker."""
-    if "worker" in request.keywords:
-        return
+def no_cycle_trigger(monkeypatch):
+    """Changes wake the scheduler on commit; these tests need no worker (the worker scenario
+    overrides this fixture)."""
     monkeypatch.setattr("scheduler_core.tasks.cycle_trigger", lambda: True)
 
 
