@@ -6,6 +6,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8000
 NODES  ?= 16
+# NODES=64: a demo fleet of 64 nodes; NODES=nodes.yaml: the nodes of that Node manifest (both
+# only when the cluster has no nodes yet).
+NODES_ARG = $(if $(shell echo '$(NODES)' | grep -Ex '[0-9]+'),--nodes $(NODES),--nodes-file $(NODES))
 
 .PHONY: run test lint format help
 
@@ -28,7 +31,7 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
 
 run: $(VENV)/.installed-runtime
 	@$(BIN)/python manage.py check_services
-	$(BIN)/python scripts/run.py --port $(PORT) --nodes $(NODES)
+	$(BIN)/python scripts/run.py --port $(PORT) $(NODES_ARG)
 
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -34,22 +34,28 @@ def manage(*args: str) -> None:
     subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True)
 
 
-def prepare(nodes: int, port: int) -> None:
+def prepare(nodes: int, port: int, nodes_file: str = "") -> None:
     """Everything that must be true before the processes start; each step is idempotent."""
     manage("ensure_database")
     manage("migrate", "--noinput")
     manage("collectstatic", "--noinput", "--verbosity", "0")
-    bootstrap(nodes, port)
+    bootstrap(nodes, port, nodes_file)
 
 
-def bootstrap(nodes: int, port: int) -> None:
+def bootstrap(nodes: int, port: int, nodes_file: str = "") -> None:
     """First-run setup of a local install: an operator account, a cluster and work to watch.
 
-    Run on every `make run`; each step does nothing when its thing exists already. The demo
-    workload is submitted only into an empty installation, so a restart never adds more.
+    Run on every `make run`; each step does nothing when its thing exists already. The cluster
+    is seeded only when it has no nodes: the demo fleet of ``nodes`` nodes and the demo
+    workload, or, with ``nodes_file`` (a Node manifest), those nodes and no demo workload (a
+    replayed cluster gets the user's own manifests). The demo is submitted only into an empty
+    installation, so a restart never adds more.
     """
     manage("ensure_operator", "--port", str(port))
     if os.environ.get("CLUSTER_BACKEND", "simulated") == "simulated":
+        if nodes_file:
+            manage("seed_cluster", "--if-empty", "--nodes-file", str(Path(nodes_file).resolve()))
+            return
         manage("seed_cluster", "--if-empty", "--nodes", str(nodes))
         manage("submit_demo", "--if-empty")
 
@@ -144,12 +150,18 @@ def main() -> int:
     parser.add_argument(
         "--nodes", type=int, default=16, help="nodes of the simulated cluster, when it is seeded (empty)"
     )
+    parser.add_argument(
+        "--nodes-file",
+        default=os.environ.get("GANGSCHED_NODES_FILE", ""),
+        help="seed the simulated cluster from this Node manifest when it has no nodes "
+        "(default: $GANGSCHED_NODES_FILE)",
+    )
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
     RUN_DIR.mkdir(exist_ok=True)
     if not args.skip_prepare:
-        prepare(args.nodes, args.port)
+        prepare(args.nodes, args.port, args.nodes_file)
 
     sup = Supervisor(commands(args.host, args.port))
     signal.signal(signal.SIGINT, sup.on_signal)

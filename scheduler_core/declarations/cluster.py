@@ -135,9 +135,10 @@ class NamespaceObject:
     def write(self) -> str:
         from scheduler_core.models import Gang, Member
 
-        used = Gang.objects.filter(namespace=self.name).exists() or Member.objects.filter(
-            namespace=self.name
-        ).exists()
+        used = (
+            Gang.objects.filter(namespace=self.name).exists()
+            or Member.objects.filter(namespace=self.name).exists()
+        )
         return UNCHANGED if used else CREATED
 
     def delete(self) -> str:

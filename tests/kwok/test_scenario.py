@@ -82,7 +82,10 @@ def gang() -> dict:
 def test_nodes_and_a_gang_from_manifests_then_a_node_added_then_a_member_deleted(tmp_path, worker):
     nodes = "---".join(NODE % name for name in ("t4-1", "t4-2"))
     assert manage("apply", "-f", write(tmp_path, nodes, "nodes.yaml")).split() == [
-        "node/t4-1", "created", "node/t4-2", "created",
+        "node/t4-1",
+        "created",
+        "node/t4-2",
+        "created",
     ]
     manage("apply", "-f", write(tmp_path, JOB, "job.yaml"))
     assert {p["phase"] for p in pods().values()} == {"Pending"}
@@ -101,9 +104,7 @@ def test_nodes_and_a_gang_from_manifests_then_a_node_added_then_a_member_deleted
     out = manage("delete", "pod", "lab/train-worker-1")
     assert out.strip() == 'pod "train-worker-1" deleted from lab namespace (replaced)'
     assert pods()["train-worker-1"]["phase"] == "Pending"
-    wait_for(
-        ticking(lambda: pods()["train-worker-1"]["phase"] == "Running"), what="the replacement to run"
-    )
+    wait_for(ticking(lambda: pods()["train-worker-1"]["phase"] == "Running"), what="the replacement to run")
     after = pods()
     assert after["train-worker-1"]["node"] == placed["train-worker-1"]["node"]  # the only room left
     assert after["train-worker-0"]["node"] == placed["train-worker-0"]["node"]  # the others kept running

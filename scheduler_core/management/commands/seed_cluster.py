@@ -8,12 +8,19 @@ schedule. The shape (N=16: 12 CPU nodes and 4 GPU nodes) is a small training clu
 
 A quarter of the nodes (rounded down) are GPU nodes. Names are fixed, so running it again adds
 only the nodes that are missing; ``--if-empty`` does nothing at all if any node exists.
+
+``--nodes-file FILE`` seeds from a ``v1 Node`` manifest instead (as ``manage.py apply -f``
+reads it: a file, a directory, ``kind: List``), e.g. one written by ``bench/nodes_from_trace.py``
+from a real cluster's node list.
 """
 
 from django.core.management.base import BaseCommand, CommandError
 
+from scheduler_core.declarations import DeclarationError, documents_parse, manifests_apply
 from scheduler_core.models import Node
 from scheduler_core.services.nodes import node_add
+
+from .apply import manifest_files
 
 CPU_NODE = {"cpu": "32", "memory": "128Gi", "pods": "110"}
 GPU_NODE = {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8", "pods": "110"}
@@ -45,13 +52,28 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--nodes", type=int, default=16, help="How many nodes (default 16).")
         parser.add_argument("--if-empty", action="store_true", help="Do nothing if any node exists.")
+        parser.add_argument("--nodes-file", help="Seed from this Node manifest (file or directory) instead.")
 
-    def handle(self, *args, nodes: int, if_empty: bool, **options):
+    def handle(self, *args, nodes: int, if_empty: bool, nodes_file: str | None = None, **options):
         if nodes < 1:
             raise CommandError("--nodes must be at least 1")
         if if_empty and Node.objects.exists():
             self.stdout.write(f"The cluster already has {Node.objects.count()} nodes; nothing to do")
             return
+        if nodes_file:
+            self._from_file(nodes_file)
+            return
         existing = set(Node.objects.values_list("name", flat=True))
         added = [node_add(**spec).name for spec in fleet(nodes) if spec["name"] not in existing]
         self.stdout.write(f"Added {len(added)} nodes ({Node.objects.count()} in the cluster)")
+
+    def _from_file(self, target: str) -> None:
+        before = Node.objects.count()
+        for source in manifest_files([target]):
+            try:
+                manifests_apply(documents_parse(source.read_bytes()), submitter="seed_cluster")
+            except DeclarationError as error:
+                where = f"{source}: {error.field}" if error.field else str(source)
+                raise CommandError(f"{where}: {error.reason}") from None
+        total = Node.objects.count()
+        self.stdout.write(f"Added {total - before} nodes from {target} ({total} in the cluster)")
