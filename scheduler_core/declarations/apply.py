@@ -39,6 +39,7 @@ from .cluster import priority_classes
 from .documents import documents_expand, size_check
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, PodSpec
+from .upstream import SOURCE_V1ALPHA1, replica_gang
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +141,9 @@ def _plan(loaded: list[Loaded]) -> _Plan:
                         gang.field,
                         f"declares gang {gang.key} differently from {first.field or 'the first pod'}",
                     )
+            base = declared.get(pod.gang.replica_of or "")
+            if pod.gang.key not in declared and base is not None:
+                declared[pod.gang.key] = replica_gang(base, pod.gang)  # upstream: one gang per replica key
             if pod.gang.key not in declared:
                 refs.setdefault(pod.gang.key, pod.gang)
     for key in declared:
@@ -213,8 +217,20 @@ def _write(plan: _Plan, submitter: str) -> ApplyResult:
         gang, status = _gang_write(spec, existing.get(key), groups, submitter)
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(_gang_line(gang, status))
+        replicas = Gang.objects.select_for_update().filter(
+            provisional=True, declaration__provisional__replica_of=key
+        )
+        for replica in replicas if spec.source_format == SOURCE_V1ALPHA1 else ():
+            # Pods with a replica key came before their Workload: their gang is declared now.
+            ref = GangRef(replica.namespace, replica.name, spec.source_format, spec.field)
+            replica, status = _gang_write(replica_gang(spec, ref), replica, groups, submitter)
+            statuses[replica.key], gangs_out[replica.key] = status, replica
+            result.lines.append(_gang_line(replica, status))
     for key, ref in plan.refs.items():
         gang = existing.get(key)
+        if ref.replica_of and (gang is None or gang.provisional):
+            gang = _replica_write(ref, gang, submitter) or gang
+            existing[key] = gang
         if gang is not None and not gang.provisional:
             _queues_check(plan.pods_by_gang[key], {key: gang})
             gangs_out[key] = gang  # declared by an earlier apply: the pods just join it
@@ -251,10 +267,16 @@ def _combined(statuses: list[str]) -> str:
 def _gang_line(gang: Gang, status: str) -> str:
     line = f"gang {gang.key} {status}"
     if gang.provisional:
-        line += (
-            f" (provisional: waiting for its declaration until {gang.provisional_until:%Y-%m-%dT%H:%M:%SZ})"
-        )
+        line += f" (provisional: {_waiting(gang)})"
     return line
+
+
+def _waiting(gang: Gang) -> str:
+    if gang.provisional_until is None:
+        return gang.message or "waiting for its declaration"
+    return f"waiting for its declaration until {gang.provisional_until:%Y-%m-%dT%H:%M:%SZ}" + (
+        f" ({gang.message})" if gang.message else ""
+    )
 
 
 def _groups_write(specs) -> dict[str, GangGroup]:
@@ -297,6 +319,25 @@ def _gang_write(spec: GangSpec, gang: Gang | None, groups: dict[str, GangGroup],
     return gang, CONFIGURED
 
 
+def _replica_write(ref: GangRef, gang: Gang | None, submitter: str) -> Gang | None:
+    """Upstream v1alpha1: a replica key's gang, from its pod group's gang applied earlier."""
+    namespace, name = ref.replica_of.split("/", 1)
+    base = Gang.objects.filter(namespace=namespace, name=name, provisional=False).first()
+    if base is None:
+        return None
+    fields = {f: getattr(base, f) for f in GangSpec(namespace, name, 1, "", {}, "").settings()}
+    fields["declaration"] = {**base.declaration, "replicaOf": base.key}
+    if gang is None:
+        gang = Gang.objects.create(namespace=ref.namespace, name=ref.name, submitter=submitter, **fields)
+    else:
+        for field_name, value in fields.items():
+            setattr(gang, field_name, value)
+        gang.provisional, gang.provisional_until, gang.reason, gang.message = False, None, "", ""
+        gang.save()
+    event_record(gang=gang, kind=GangEventKind.CREATED, reason=f"declared (replica of {base.key})")
+    return gang
+
+
 def _provisional_write(ref: GangRef, gang: Gang | None, pods: int, submitter: str):
     """A gang named by pods but not declared yet: min_member is the pods' min-available hint,
     or the number of pods present, until its declaration arrives."""
@@ -307,9 +348,15 @@ def _provisional_write(ref: GangRef, gang: Gang | None, pods: int, submitter: st
             name=ref.name,
             min_member=max(1, ref.min_available or pods),
             provisional=True,
-            provisional_until=timezone.now() + timedelta(seconds=grace),
+            provisional_until=None if ref.wait_forever else timezone.now() + timedelta(seconds=grace),
             source_format=ref.source_format,
-            declaration={"provisional": {"named_by": ref.field, "min_available": ref.min_available}},
+            declaration={
+                "provisional": {
+                    "named_by": ref.field,
+                    "min_available": ref.min_available,
+                    "replica_of": ref.replica_of,
+                }
+            },
             submitter=submitter,
             queue=ref.queue or "default",
             reason=Reason.WAITING_FOR_MEMBERS.value if ref.waiting else "",
@@ -318,9 +365,7 @@ def _provisional_write(ref: GangRef, gang: Gang | None, pods: int, submitter: st
         event_record(
             gang=gang,
             kind=GangEventKind.EXPLAINED,
-            reason=f"provisional: {pods} pods name this gang; they wait for its declaration "
-            f"until {gang.provisional_until:%Y-%m-%dT%H:%M:%SZ}"
-            + (f" ({ref.waiting})" if ref.waiting else ""),
+            reason=f"provisional: {pods} pods name this gang; they are {_waiting(gang)}",
         )
         return gang, CREATED
     return gang, UNCHANGED  # the pods' count is updated once they are written (_pods_write)

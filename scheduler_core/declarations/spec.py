@@ -96,6 +96,10 @@ class GangRef:
     queue: str | None = None
     # Why a provisional gang waits, e.g. "waiting for PodGroup ns/x to be created".
     waiting: str = ""
+    # Upstream's pods wait for their group however long it takes: never promoted.
+    wait_forever: bool = False
+    # Upstream v1alpha1: the pod group (a gang key) whose policy this replica key's gang takes.
+    replica_of: str | None = None
 
     @property
     def key(self) -> str:

@@ -95,7 +95,10 @@ def pod_spec(
     labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
     annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
     if gang is None:
-        gang = pod_gang_read(readers, namespace, labels, annotations, meta_field)
+        from .upstream import pod_spec_gang  # upstream imports this module
+
+        own = pod_spec_gang(namespace, spec, spec_field)
+        gang = pod_gang_read(readers, namespace, labels, annotations, meta_field, first=own)
     chosen = spec.get("schedulerName") or "default-scheduler"
     if chosen != scheduler_name() and gang is None:
         raise v.DeclarationError(
@@ -126,11 +129,19 @@ def pod_spec(
 
 
 def pod_gang_read(
-    readers: Sequence[PodReader], namespace: str, labels: dict, annotations: dict, field: str
+    readers: Sequence[PodReader],
+    namespace: str,
+    labels: dict,
+    annotations: dict,
+    field: str,
+    *,
+    first: GangRef | None = None,
 ) -> GangRef | None:
-    """The pod's gang: the first reader (``registry.POD_READERS`` order) that recognises it wins;
+    """The pod's gang: ``first`` (what the pod's spec names: upstream's schedulingGroup or
+    workloadRef), else the first reader (``registry.POD_READERS`` order) that recognises it;
     two readers naming different gangs, or declaring one gang differently, is an error."""
     found = [ref for ref in (reader(namespace, labels, annotations, field) for reader in readers) if ref]
+    found = [first, *found] if first is not None else found
     if not found:
         return None
     first = found[0]
