@@ -8,15 +8,19 @@ from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from scheduler_core.declarations import DeclarationError, documents_parse, manifests_apply
+from scheduler_core.declarations.cluster import OPERATOR_KINDS
+from scheduler_core.declarations.documents import documents_expand
 from scheduler_core.declarations.validate import MAX_MANIFEST_BYTES
 
 from .exceptions import ERRORS, PayloadTooLarge
+from .permissions import sees_all_gangs
 from .serializers import GangOutput
 from .throttles import SubmitThrottle
 
@@ -92,6 +96,10 @@ class ManifestApplyApi(APIView):
             if not error.field:  # a problem of the whole text: size, encoding, syntax
                 raise DeclarationError("body", error.reason) from None
             raise
+        if not sees_all_gangs(request.user):  # nodes and priority classes are the operators'
+            for manifest in documents_expand(documents):
+                if (manifest.group, manifest.kind) in OPERATOR_KINDS:
+                    raise PermissionDenied(f"only operators may apply {manifest.kind} objects")
         with transaction.atomic():  # a refused document leaves nothing of the others behind
             result = manifests_apply(documents, submitter=request.user.get_username())
         output = {"lines": result.lines, "gangs": result.gangs, "pods": result.pods}

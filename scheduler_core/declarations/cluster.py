@@ -225,6 +225,8 @@ KINDS = {
     ("", "Namespace"): load_namespace,
     (PRIORITY_GROUP, "PriorityClass"): load_priority_class,
 }
+#: Kinds only operators may apply through the API (a Namespace changes nothing).
+OPERATOR_KINDS = {("", "Node"), (PRIORITY_GROUP, "PriorityClass")}
 
 
 # ---------------------------------------------------------------- priority resolution

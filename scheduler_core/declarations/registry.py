@@ -10,14 +10,14 @@
 
 from __future__ import annotations
 
-from . import cluster, gangjob, koordinator, podgroup, upstream, volcano, workloads, yunikorn
+from . import cluster, gangjob, koordinator, kueue, podgroup, upstream, volcano, workloads, yunikorn
 from . import validate as v
 from .documents import Manifest
 from .spec import Loaded
 
 _OBJECT_FORMATS = (podgroup, gangjob, workloads, cluster, volcano, upstream)
 LOADERS = {kind: load for module in _OBJECT_FORMATS for kind, load in module.KINDS.items()}
-POD_READERS = (koordinator.pod_gang, podgroup.pod_gang, volcano.pod_gang, yunikorn.pod_gang)
+POD_READERS = (koordinator.pod_gang, podgroup.pod_gang, volcano.pod_gang, yunikorn.pod_gang, kueue.pod_gang)
 
 
 def manifest_load(manifest: Manifest) -> Loaded:

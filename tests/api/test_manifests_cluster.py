@@ -1,0 +1,29 @@
+"""Node and PriorityClass manifests through the API: operators only."""
+
+import pytest
+
+from scheduler_core.models import Node, PriorityClass
+
+URL = "/api/v1/manifests/"
+NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '8', memory: 32Gi}}\n"
+CLASS = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: gold}\nvalue: 10\n"
+
+
+@pytest.fixture(autouse=True)
+def no_cycle_trigger(monkeypatch):
+    monkeypatch.setattr("scheduler_core.tasks.cycle_trigger", lambda: True)
+
+
+@pytest.mark.parametrize("text", [NODE, CLASS])
+def test_a_submitter_may_not_apply_cluster_objects(as_alice, text):
+    response = as_alice.post(URL, text, content_type="application/yaml")
+    assert response.status_code == 403
+    assert "only operators may apply" in str(response.json())
+    assert not Node.objects.exists() and not PriorityClass.objects.exists()
+
+
+def test_an_operator_applies_nodes_and_priority_classes(as_olga):
+    response = as_olga.post(URL, NODE + "---\n" + CLASS, content_type="application/yaml")
+    assert response.status_code == 201, response.json()
+    assert response.json()["lines"] == ["node/n1 created", "priorityclass.scheduling.k8s.io/gold created"]
+    assert Node.objects.get(name="n1").allocatable == {"cpu": 8000, "memory": 32 * 2**30}
