@@ -1,0 +1,112 @@
+"""/gangs/: the filterable, sortable, paginated table, and /gangs/<namespace>/<name>/."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from dashboard.api.selectors import event_visible, gang_visible
+from scheduler_core import selectors as shared
+from scheduler_core.engine.model import GangPhase
+
+from .access import KILL, RETRY, _get_gang_for_user, can_act
+from .selectors import progress_for
+
+PAGE_SIZE = 50
+HISTORY_LIMIT = 50
+PHASES = [phase.value for phase in GangPhase]
+#: ?sort= values and their ORDER BY; a leading "-" reverses. "age" sorts newest first.
+SORTS = {
+    "state": ["phase", "namespace", "name"],
+    "namespace": ["namespace", "name"],
+    "queue": ["queue", "namespace", "name"],
+    "submitter": ["submitter", "namespace", "name"],
+    "priority": ["priority", "namespace", "name"],
+    "age": ["-created", "-id"],
+}
+FILTERS = ("namespace", "queue", "submitter")
+
+
+def gang_filter(gangs, params) -> tuple:
+    """Apply the table's filters from the query string; return the queryset and what was applied."""
+    applied = {}
+    states = [s for s in params.getlist("state") if s in PHASES]
+    if states:
+        gangs = gangs.filter(phase__in=states)
+    for field in FILTERS:
+        value = params.get(field, "").strip()
+        if value:
+            gangs = gangs.filter(**{field: value})
+            applied[field] = value
+    search = params.get("q", "").strip()
+    if search:
+        gangs = gangs.filter(name__icontains=search)
+        applied["q"] = search
+    return gangs, states, applied
+
+
+def gang_sort(gangs, sort: str) -> tuple:
+    key = sort.lstrip("-")
+    if key not in SORTS:
+        sort, key = "age", "age"
+    order = SORTS[key]
+    if sort.startswith("-"):
+        order = [f[1:] if f.startswith("-") else f"-{f}" for f in order]
+    return gangs.order_by(*order), sort
+
+
+@require_GET
+@login_required
+def gang_list(request):
+    gangs, states, applied = gang_filter(gang_visible(user=request.user), request.GET)
+    gangs, sort = gang_sort(gangs, request.GET.get("sort", "age"))
+    page = Paginator(gangs, PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = list(page.object_list)
+    progress_for(rows)
+    query = request.GET.copy()
+    query.pop("page", None)
+    sort_query = query.copy()
+    sort_query.pop("sort", None)
+    return render(
+        request,
+        "dashboard/gangs.html",
+        {
+            "page": page,
+            "gangs": rows,
+            "phases": PHASES,
+            "states": states,
+            "applied": applied,
+            "sort": sort,
+            "query": query.urlencode(),
+            "sort_query": sort_query.urlencode(),
+            "columns": ["state", "namespace", "queue", "submitter", "priority", "age"],
+        },
+    )
+
+
+@require_GET
+@login_required
+def gang_detail(request, namespace: str, name: str):
+    gang = _get_gang_for_user(request.user, namespace, name)
+    progress_for([gang])
+    history = list(reversed(event_visible(user=request.user).filter(gang=gang)[:HISTORY_LIMIT]))
+    return render(
+        request,
+        "dashboard/gang_detail.html",
+        {
+            "gang": gang,
+            "state": shared.gang_state(gang),
+            "members": shared.gang_members(gang),
+            "history": history,
+            "declaration": json.dumps(gang.declaration, indent=2, sort_keys=True) if gang.declaration else "",
+            "details": json.dumps(gang.details, indent=2, sort_keys=True) if gang.details else "",
+            "can_retry": can_act(request.user, gang, RETRY),
+            "can_kill": can_act(request.user, gang, KILL),
+            "retryable": gang.phase in ("TimedOut", "Failed"),
+            "killable": gang.phase not in ("Finished", "Killed"),
+        },
+    )

@@ -1,0 +1,31 @@
+"""/: capacity and use, gangs by state, the last hour as a chart, recent events, health."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from dashboard.api.selectors import event_visible, gang_visible
+from scheduler_core.engine.model import GangPhase
+
+from . import selectors
+
+
+@require_GET
+@login_required
+def overview(request):
+    gangs = gang_visible(user=request.user)
+    counts = selectors.gang_counts(gangs)
+    return render(
+        request,
+        "dashboard/overview.html",
+        {
+            "bars": selectors.cluster_bars(selectors.node_usage()),
+            "counts": [(phase.value, counts.get(phase.value, 0)) for phase in GangPhase],
+            "total": sum(counts.values()),
+            "chart": selectors.chart_data(gangs=gangs),
+            "events": selectors.recent_events(event_visible(user=request.user)),
+            "health": selectors.scheduler_health(),
+        },
+    )

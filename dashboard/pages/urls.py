@@ -1,0 +1,15 @@
+from django.urls import path
+
+from . import gangs, nodes, overview, simulations, timed_out
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", overview.overview, name="overview"),
+    path("gangs/", gangs.gang_list, name="gangs"),
+    path("gangs/act/", timed_out.gang_action, name="gang-action"),
+    path("gangs/<str:namespace>/<str:name>/", gangs.gang_detail, name="gang"),
+    path("nodes/", nodes.node_list, name="nodes"),
+    path("timed-out/", timed_out.timed_out_list, name="timed-out"),
+    path("simulations/", simulations.simulation_list, name="simulations"),
+]

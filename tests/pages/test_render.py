@@ -1,0 +1,86 @@
+"""Every page renders for an operator and for a submitter, who sees only their own gangs;
+anonymous users are sent to the login page."""
+
+import pytest
+
+from tests.pages.conftest import make_gang
+
+pytestmark = pytest.mark.django_db
+
+PAGES = ["/", "/gangs/", "/gangs/ml/train/", "/nodes/", "/timed-out/", "/simulations/"]
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_it_sends_anonymous_users_to_login(client, world, url):
+    response = client.get(url)
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=")
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_it_renders_for_an_operator(as_olga, world, url):
+    response = as_olga.get(url)
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert '<div id="live-status" hidden>' in html
+    assert "js/live.js" in html and "defer" in html
+
+
+def test_operator_sees_every_gang(as_olga, world):
+    html = as_olga.get("/gangs/").content.decode()
+
+    assert 'data-gang="ml/train"' in html
+    assert 'data-gang="cv/detect"' in html
+
+
+def test_submitter_sees_only_their_own_gangs(as_alice, world):
+    for url in ["/", "/gangs/", "/timed-out/"]:
+        html = as_alice.get(url).content.decode()
+        assert "cv/detect" not in html, url
+    assert 'data-gang="ml/train"' in as_alice.get("/gangs/").content.decode()
+
+
+def test_another_users_gang_is_a_404(as_alice, world):
+    assert as_alice.get("/gangs/cv/detect/").status_code == 404
+    assert as_alice.get("/gangs/ml/nope/").status_code == 404
+
+
+def test_the_progress_bar_follows_the_live_contract(as_olga, world):
+    html = as_olga.get("/gangs/").content.decode()
+
+    assert (
+        '<div class="progress" data-gang="ml/train" data-bound="0" data-reserved="0" data-min="2" '
+        'data-total="2"'
+    ) in html
+    assert '<span class="progress-bar" style="width: 0%">' in html
+    assert '<span class="gang-state state-Pending" data-gang="ml/train">' in html
+
+
+def test_the_overview_has_the_feed_and_chart_data(as_olga, world):
+    html = as_olga.get("/").content.decode()
+
+    assert '<ul id="event-feed"' in html
+    assert 'id="chart-data" type="application/json"' in html
+    assert "js/charts.js" in html
+
+
+def test_gang_detail_shows_why_members_and_declaration(as_olga, world):
+    html = as_olga.get("/gangs/cv/detect/").content.decode()
+
+    assert "not satisfied within 10s" in html
+    assert "detect-2" in html
+    assert "created" in html  # the timeline
+    assert 'value="retry"' in html and 'value="kill"' in html
+
+
+def test_gang_group_progress_lists_every_gang_of_the_group(as_olga, db):
+    from scheduler_core.services.groups import gang_group_join
+
+    first = make_gang("ml", "a", submitter="olga")
+    gang_group_join(gang=first, members=["ml/a", "ml/b"])
+
+    html = as_olga.get("/gangs/").content.decode()
+
+    assert "ml/b" in html and "NotSubmitted" in html
