@@ -4,8 +4,10 @@ History models (SchedulingCycle, GangEvent, BindJournal) are append-only records
 scheduler: the admin shows them read-only.
 """
 
-from django.contrib import admin
+from django.contrib import admin, messages
 
+from dashboard.pages.access import KILL, RETRY
+from dashboard.pages.actions import gangs_act
 from scheduler_core.models import BindJournal, Gang, GangEvent, GangGroup, Member, Node, SchedulingCycle
 
 
@@ -44,7 +46,7 @@ class MemberInline(admin.TabularInline):
 class GangAdmin(admin.ModelAdmin):
     list_display = [
         "namespace", "name", "phase", "min_member", "total_number", "mode", "style", "queue",
-        "satisfied", "reason", "created",
+        "priority", "submitter", "satisfied", "reason", "created",
     ]  # fmt: skip
     list_filter = [
         "phase",
@@ -55,12 +57,33 @@ class GangAdmin(admin.ModelAdmin):
         "satisfied",
         "fallen_back",
         "restart_policy",
+        "source_format",
+        "provisional",
     ]
     search_fields = ["namespace", "name", "submitter", "message"]
     date_hierarchy = "created"
     list_select_related = ["group"]
     raw_id_fields = ["group"]
     inlines = [MemberInline]
+    actions = ["retry_selected", "kill_selected"]
+
+    # The same path as the pages' buttons and the API: the operator service, per gang, with the
+    # same permission rule (own gang, or retry_gang / kill_gang) and one message per gang.
+    @admin.action(description="Retry selected gangs")
+    def retry_selected(self, request, queryset):
+        self._act(request, queryset, RETRY)
+
+    @admin.action(description="Kill selected gangs")
+    def kill_selected(self, request, queryset):
+        self._act(request, queryset, KILL)
+
+    def _act(self, request, queryset, action: str) -> None:
+        keys = [
+            f"{ns}/{name}"
+            for ns, name in queryset.order_by("namespace", "name").values_list("namespace", "name")
+        ]
+        for result in gangs_act(user=request.user, action=action, keys=keys):
+            self.message_user(request, result.message, messages.SUCCESS if result.ok else messages.ERROR)
 
 
 @admin.register(Member)

@@ -11,7 +11,6 @@ from scheduler_core.services.operator import GangActionError, gang_kill, gang_re
 
 from .access import KILL, RETRY, can_act
 
-SERVICES = {RETRY: gang_retry, KILL: gang_kill}
 PAST = {RETRY: "retried", KILL: "killed"}
 NOT_FOUND = "{key}: not found"
 FORBIDDEN = "{key}: you may {action} only your own gangs without the {action}_gang permission"
@@ -26,7 +25,7 @@ class ActionResult:
 
 def gangs_act(*, user, action: str, keys: list[str]) -> list[ActionResult]:
     """Apply ``action`` to each ``namespace/name`` key the user can see, in the order given."""
-    service = SERVICES[action]
+    service = gang_retry if action == RETRY else gang_kill
     by = user.get_username()
     results = []
     for key in dict.fromkeys(keys):  # a key posted twice is acted on once

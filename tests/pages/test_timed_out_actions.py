@@ -1,0 +1,141 @@
+"""Retry and kill from the pages: a confirmation first, then the operator service per gang, with
+one result message each; history says who did it; pressing twice changes nothing."""
+
+import pytest
+
+from scheduler_core.models import Gang, GangEvent
+from tests.pages.conftest import time_out
+
+pytestmark = pytest.mark.django_db
+
+ACT = "/gangs/act/"
+
+
+def post(client, action, *keys, confirm=True, next="/timed-out/"):
+    data = {"action": action, "gang": list(keys), "next": next}
+    if confirm:
+        data["confirm"] = "yes"
+    return client.post(ACT, data, follow=True)
+
+
+def texts(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]]
+
+
+def phase(namespace, name) -> str:
+    return Gang.objects.get(namespace=namespace, name=name).phase
+
+
+def test_the_queue_lists_timed_out_gangs_with_why_and_buttons(as_olga, world):
+    html = as_olga.get("/timed-out/").content.decode()
+
+    assert "ml/late" in html and "cv/detect" in html
+    assert 'data-gang="ml/train"' not in html  # pending, not timed out
+    assert "not satisfied within 10s" in html
+    assert "Retry selected" in html and "Kill selected" in html
+
+
+def test_it_asks_for_confirmation_first(as_olga, world):
+    response = post(as_olga, "retry", "cv/detect", confirm=False)
+
+    assert response.status_code == 200
+    assert "Retry 1 gang?" in response.content.decode()
+    assert phase("cv", "detect") == "TimedOut"
+
+
+def test_it_retries_one_gang_and_records_who(as_olga, world):
+    response = post(as_olga, "retry", "cv/detect")
+
+    assert response.redirect_chain[-1][0] == "/timed-out/"
+    assert texts(response) == ["cv/detect: retried"]
+    assert phase("cv", "detect") == "Pending"
+    assert GangEvent.objects.filter(gang=world["detect"], kind="retried", reason="retried by olga").exists()
+
+
+def test_it_kills_in_bulk(as_olga, world):
+    response = post(as_olga, "kill", "ml/late", "cv/detect")
+
+    assert texts(response) == ["ml/late: killed", "cv/detect: killed"]
+    assert phase("ml", "late") == phase("cv", "detect") == "Killed"
+    assert GangEvent.objects.filter(kind="killed", reason="killed by olga").count() == 2
+
+
+def test_pressing_twice_is_safe(as_olga, world):
+    post(as_olga, "retry", "cv/detect")
+
+    response = post(as_olga, "retry", "cv/detect")
+
+    assert texts(response) == ["gang cv/detect is Pending: only TimedOut or Failed gangs can be retried"]
+    assert GangEvent.objects.filter(gang=world["detect"], kind="retried").count() == 1
+
+
+def test_a_bulk_action_reports_each_gang(as_olga, world):
+    response = post(as_olga, "retry", "ml/late", "ml/train", "ml/ghost")
+
+    assert texts(response) == [
+        "ml/late: retried",
+        "gang ml/train is Pending: only TimedOut or Failed gangs can be retried",
+        "ml/ghost: not found",
+    ]
+
+
+def test_a_submitter_acts_on_their_own_gang(as_alice, world):
+    response = post(as_alice, "kill", "ml/late")
+
+    assert texts(response) == ["ml/late: killed"]
+
+
+def test_a_submitter_cannot_touch_another_users_gang(as_alice, world):
+    response = post(as_alice, "kill", "cv/detect")
+
+    assert texts(response) == ["cv/detect: not found"]  # as the API: unseen gangs do not exist
+    assert phase("cv", "detect") == "TimedOut"
+
+
+def test_a_viewer_without_the_permission_is_refused(as_vera, world):
+    html = as_vera.get("/timed-out/").content.decode()
+    assert 'value="retry"' not in html
+
+    response = post(as_vera, "retry", "cv/detect")
+
+    assert texts(response) == [
+        "cv/detect: you may retry only your own gangs without the retry_gang permission"
+    ]
+    assert phase("cv", "detect") == "TimedOut"
+
+
+def test_nothing_selected_says_so(as_olga, world):
+    response = as_olga.post(ACT, {"action": "retry", "confirm": "yes"}, follow=True)
+
+    assert texts(response) == ["Select at least one gang."]
+
+
+def test_it_never_redirects_off_site(as_olga, world):
+    response = as_olga.post(
+        ACT, {"action": "retry", "gang": "ml/late", "confirm": "yes", "next": "https://evil.example/"}
+    )
+
+    assert response["Location"] == "/timed-out/"
+
+
+def test_anonymous_posts_go_to_login(client, world):
+    response = client.post(ACT, {"action": "kill", "gang": "ml/late", "confirm": "yes"})
+
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    assert phase("ml", "late") == "TimedOut"
+
+
+def test_the_gang_page_retries_and_comes_back(as_olga, world):
+    response = post(as_olga, "retry", "ml/late", next="/gangs/ml/late/")
+
+    assert response.redirect_chain[-1][0] == "/gangs/ml/late/"
+    assert "ml/late: retried" in response.content.decode()
+
+
+def test_a_retried_gang_leaves_the_queue(as_olga, world):
+    post(as_olga, "retry", "ml/late")
+    time_out(world["train"])
+
+    html = as_olga.get("/timed-out/").content.decode()
+
+    assert 'data-gang="ml/late"' not in html and 'data-gang="ml/train"' in html
