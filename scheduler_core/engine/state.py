@@ -43,11 +43,21 @@ class ClusterState:
         # The largest capacity of each resource: the yardstick for "how big is this pod".
         self.scale = np.maximum(self.alloc.max(axis=0), 1) if len(self.node_names) else np.ones(len(names))
         self._vectors: dict[tuple, np.ndarray] = {}
-        for pod in snapshot.pods:
-            where = pod.node if pod.node is not None else pod.reserved_node
-            index = self.node_index.get(where) if where is not None else None
-            if index is not None:
-                self.used[index] += self.vector(pod)
+        self._by_identity: dict[int, np.ndarray] = {}
+        self._keep_alive: list = []  # ids stay valid only while their objects live
+        # One row per snapshot pod, and where it sits (-1: nowhere), so that actions needing
+        # the usage of many pods index these arrays instead of walking pods in Python.
+        pods = snapshot.pods
+        empty = np.zeros((0, len(self.resources)), np.int64)
+        self.pod_rows = np.stack([self.vector(pod) for pod in pods]) if pods else empty
+        self.pod_where = np.fromiter(
+            (self.node_index.get(pod.node or pod.reserved_node, -1) for pod in pods),
+            dtype=np.int64,
+            count=len(pods),
+        )
+        self.pod_position = {id(pod): i for i, pod in enumerate(pods)}
+        placed = self.pod_where >= 0
+        np.add.at(self.used, self.pod_where[placed], self.pod_rows[placed])
 
     @property
     def free(self) -> np.ndarray:
@@ -59,6 +69,11 @@ class ClusterState:
         Cached by content: members of a gang mostly share one request, so a 1,000-pod gang
         builds one array, not 1,000.
         """
+        # First by identity: snapshots share one requests mapping among the members of a gang
+        # (snapshot.py decodes each distinct JSON once), so most lookups stop here.
+        cached = self._by_identity.get(id(pod.requests))
+        if cached is not None:
+            return cached
         key = tuple(pod.requests.items())
         cached = self._vectors.get(key)
         if cached is None:
@@ -66,6 +81,8 @@ class ClusterState:
             cached[self.column["pods"]] = 1
             cached.flags.writeable = False
             self._vectors[key] = cached
+        self._by_identity[id(pod.requests)] = cached
+        self._keep_alive.append(pod.requests)
         return cached
 
     def requests_vector(self, requests: Mapping[str, int]) -> np.ndarray:

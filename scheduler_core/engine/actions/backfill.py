@@ -120,15 +120,13 @@ def _trial_usage(trial: Trial) -> np.ndarray:
 def _known_endings(session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Node index, request row and expected end of every running pod whose end is known."""
     state = session.state
-    nodes, rows, ends = [], [], []
-    for pod in session.snapshot.pods:
-        if pod.key in session.evicted:
-            continue
+    positions, nodes, ends = [], [], []
+    for position, pod in enumerate(session.snapshot.pods):
         if pod.key in session.bound_at:
             index = session.bound_at[pod.key]
             end = session.now + pod.duration if pod.duration is not None else None
-        elif pod.node is not None:
-            index = state.node_index.get(pod.node)
+        elif pod.node is not None and pod.key not in session.evicted:
+            index = int(state.pod_where[position])
             if pod.terminating:
                 end = session.now
             elif pod.started is not None and pod.duration is not None:
@@ -137,15 +135,13 @@ def _known_endings(session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray
                 end = None
         else:
             continue
-        if index is None or end is None:
+        if index < 0 or end is None:
             continue
+        positions.append(position)
         nodes.append(index)
-        rows.append(state.vector(pod))
         ends.append(end)
-    if not ends:
-        return (
-            np.zeros(0, dtype=np.int64),
-            np.zeros((0, len(state.resources)), dtype=np.int64),
-            np.zeros(0, dtype=float),
-        )
-    return np.array(nodes, dtype=np.int64), np.array(rows), np.array(ends, dtype=float)
+    return (
+        np.array(nodes, dtype=np.int64),
+        state.pod_rows[np.array(positions, dtype=np.int64)],
+        np.array(ends, dtype=float),
+    )

@@ -150,14 +150,14 @@ def _candidates(session: Session) -> list[Victim]:
         return session.victims
     groups = {group.key: group for group in session.snapshot.gang_groups}
     seen: set[str] = set()
-    victims: list[Victim] = []
+    found: list[tuple[str, int, list[Pod], tuple[str, ...]]] = []
     for pod in session.snapshot.pods:
         if pod.node is None or pod.terminating or pod.node not in session.state.node_index:
             continue
         gang = session.gangs.get(pod.gang) if pod.gang is not None and session.config.gangs else None
         if gang is None:
             if pod.preemptible:
-                victims.append(_victim(session, pod.key, pod.priority, [pod], ()))
+                found.append((pod.key, pod.priority, [pod], ()))
             continue
         group = groups.get(gang.group) if gang.group is not None else None
         key = group.key if group is not None else gang.key
@@ -174,17 +174,28 @@ def _candidates(session: Session) -> list[Victim]:
         priority = max(gang_priority(session.gangs[k], session.members.get(k, [])) for k in members)
         movable = all(session.gangs[k].preemptible for k in members) and all(p.preemptible for p in pods)
         if pods and movable:
-            victims.append(_victim(session, key, priority, pods, members))
+            found.append((key, priority, pods, members))
+    victims = _victims(session, found)
     victims.sort(key=Victim.cost)
     session.victims = victims
     return victims
 
 
-def _victim(session: Session, key: str, priority: int, pods: list[Pod], gangs: tuple[str, ...]) -> Victim:
+def _victims(session: Session, found: list[tuple[str, int, list[Pod], tuple[str, ...]]]) -> list[Victim]:
+    """Victims whose node and request arrays are views into two arrays built in one go."""
     state = session.state
-    nodes = np.array([state.node_index[pod.node] for pod in pods], dtype=np.int64)
-    rows = np.array([state.vector(pod) for pod in pods], dtype=np.int64)
-    return Victim(key, priority, pods, gangs, nodes, rows)
+    pods = [pod for _key, _priority, members, _gangs in found for pod in members]
+    if not pods:
+        return []
+    positions = np.fromiter((state.pod_position[id(pod)] for pod in pods), dtype=np.int64, count=len(pods))
+    nodes = state.pod_where[positions]
+    rows = state.pod_rows[positions]
+    victims, start = [], 0
+    for key, priority, members, gangs in found:
+        end = start + len(members)
+        victims.append(Victim(key, priority, members, gangs, nodes[start:end], rows[start:end]))
+        start = end
+    return victims
 
 
 def _commit(session: Session, unit: Unit, chosen: list[Victim]) -> None:
