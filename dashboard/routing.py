@@ -1,3 +1,10 @@
-"""Websocket routes, mounted by ``gangsched/asgi.py`` behind AuthMiddlewareStack."""
+"""Websocket routes, mounted by ``gangsched/asgi.py`` behind AllowedHostsOriginValidator and
+AuthMiddlewareStack."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from dashboard.consumers import GangEventsConsumer
+
+websocket_urlpatterns: list = [
+    path("ws/gangs/", GangEventsConsumer.as_asgi()),
+]

@@ -14,6 +14,9 @@ os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
 # A queue of this run's own: Celery workers started by tests (they inherit the environment)
 # never take tasks sent by another test run on the same Redis database, nor the other way round.
 os.environ.setdefault("GANGSCHED_CELERY_QUEUE", f"test-{os.getpid()}")
+# Channel-layer groups of this run's own (``gangs`` is one name for every run): processes the
+# tests start (daphne, workers) inherit it.
+os.environ.setdefault("GANGSCHED_CHANNELS_PREFIX", f"test-{os.getpid()}")
 
 from gangsched.settings import *  # noqa: E402, F403
 

@@ -1,0 +1,98 @@
+"""``ws/gangs/``: who may connect, and who receives which gang's events."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+
+from scheduler_core.events import events_publish
+from scheduler_core.models import Gang, GangEvent
+
+from .conftest import communicator
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def event_for(key: str, submitter: str, kind: str = "bound") -> GangEvent:
+    namespace, name = key.split("/")
+    gang, _ = Gang.objects.get_or_create(
+        namespace=namespace, name=name, defaults={"min_member": 1, "submitter": submitter}
+    )
+    return GangEvent.objects.create(gang=gang, kind=kind, reason=f"{kind} for the test")
+
+
+async def publish(*events: tuple[str, str]) -> None:
+    for key, submitter in events:
+        await database_sync_to_async(event_for)(key, submitter)
+    await database_sync_to_async(events_publish)()
+
+
+async def received(comm, timeout: float = 3.0) -> list[dict]:
+    """Everything the socket got until it stayed quiet for a short while."""
+    # receive_json_from cancels the application when it times out: ask receive_nothing first.
+    messages = [await comm.receive_json_from(timeout=timeout)]
+    while not await comm.receive_nothing(timeout=0.5):
+        messages.append(await comm.receive_json_from())
+    return messages
+
+
+async def test_an_anonymous_socket_is_closed_with_4401():
+    comm = communicator(None)
+    connected, _ = await comm.connect()
+    assert connected  # accepted only to say why it is closed: a browser sees the code
+    output = await comm.receive_output(timeout=3)
+    assert output == {"type": "websocket.close", "code": 4401}
+    await comm.wait()
+
+
+async def test_a_foreign_origin_is_refused(olga):
+    comm = communicator(olga, origin="http://evil.example")
+    connected, _ = await comm.connect()
+    assert not connected
+
+
+async def test_an_operator_receives_a_published_event(olga):
+    comm = communicator(olga)
+    connected, _ = await comm.connect()
+    assert connected
+    await publish(("ml/bert", "alice"))
+    [message] = await received(comm)
+    assert message["type"] == "gang.event"
+    assert message["gang"] == "ml/bert"
+    assert message["kind"] == "bound"
+    assert {"id", "reason", "created", "phase", "satisfied"} <= set(message)
+    await comm.disconnect()
+
+
+async def test_a_submitter_receives_events_of_own_gangs_only(alice, bob):
+    comm = communicator(alice)
+    connected, _ = await comm.connect()
+    assert connected
+    await publish(("ml/bobs", "bob"), ("ml/alices", "alice"), ("ml/bobs-too", "bob"))
+    messages = await received(comm)
+    assert [m["gang"] for m in messages] == ["ml/alices"]
+    await comm.disconnect()
+
+
+async def test_subscribing_to_a_gang_forwards_each_event_once(alice):
+    await database_sync_to_async(event_for)("ml/alices", "alice", kind="created")
+    await database_sync_to_async(events_publish)()
+    comm = communicator(alice)
+    await comm.connect()
+    await comm.send_json_to({"subscribe": "ml/alices"})
+    assert await comm.receive_json_from(timeout=3) == {"subscribed": "ml/alices"}
+    await publish(("ml/alices", "alice"))
+    messages = await received(comm)
+    assert [m["gang"] for m in messages] == ["ml/alices"]  # through both groups, forwarded once
+    await comm.disconnect()
+
+
+async def test_subscribing_to_someone_elses_gang_is_answered_as_a_missing_one(alice, bob):
+    await database_sync_to_async(event_for)("ml/bobs", "bob", kind="created")
+    comm = communicator(alice)
+    await comm.connect()
+    for key in ("ml/bobs", "ml/nothing", "../x", 42):
+        await comm.send_json_to({"subscribe": key})
+        answer = await comm.receive_json_from(timeout=3)
+        assert answer["error"] == "cannot subscribe: gang not found"
+    await comm.disconnect()
