@@ -43,6 +43,7 @@ class Session:
         self.done: set[str] = set()
         # Preemption candidates, built on first use (actions/preempt.py).
         self.victims: list | None = None
+        self.terminating_usage = None  # per-node usage of terminating pods, or False: none
 
     def build_queue(self) -> None:
         self.units = build_units(self.snapshot, self.config, self.gangs, self.members)

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass
 
@@ -50,21 +51,19 @@ class Victim:
 
 def preempt(session: Session, unit: Unit) -> bool:
     """Evict the cheapest set of lower-priority running work that lets ``unit`` fit."""
-    state = session.state
-    terminating = [pod for pod in session.snapshot.pods if pod.terminating]
-    if terminating and _fits_without(session, unit, state.usage_of(terminating)):
+    terminating = _terminating_usage(session)
+    if terminating is not None and _fits_without(session, unit, terminating):
         for key in unit.gangs or (unit.key,):
             session.result.explanations[key] = Explanation(
                 key, Reason.PREEMPTING, "waiting for evicted pods to terminate", {}
             )
         return True
     own = set(unit.gangs)
+    candidates = _candidates(session)
+    # Sorted by cost, priority first: the lower-priority ones are a prefix.
+    lower = bisect.bisect_left([victim.priority for victim in candidates], unit.priority)
     victims = [
-        victim
-        for victim in _candidates(session)
-        if victim.priority < unit.priority
-        and not victim.evicted
-        and not own.intersection(victim.gangs)
+        victim for victim in candidates[:lower] if not victim.evicted and not own.intersection(victim.gangs)
     ]
     if not victims:
         return False
@@ -134,6 +133,14 @@ def _shortest_prefix(session: Session, unit: Unit, victims: list[Victim]) -> int
         return low
     finally:
         state.used[:] = saved
+
+
+def _terminating_usage(session: Session) -> np.ndarray | None:
+    """Per-node usage of pods already being deleted (None when there are none); once a cycle."""
+    if session.terminating_usage is None:
+        pods = [pod for pod in session.snapshot.pods if pod.terminating]
+        session.terminating_usage = session.state.usage_of(pods) if pods else False
+    return session.terminating_usage if session.terminating_usage is not False else None
 
 
 def _fits_without(session: Session, unit: Unit, usage: np.ndarray) -> bool:
