@@ -17,14 +17,15 @@ from . import selectors
 def overview(request):
     gangs = gang_visible(user=request.user)
     counts = selectors.gang_counts(gangs)
+    capacity, used = selectors.cluster_totals(selectors.node_usage())
     return render(
         request,
         "dashboard/overview.html",
         {
-            "bars": selectors.cluster_bars(selectors.node_usage()),
+            "bars": selectors.cluster_bars(capacity, used),
             "counts": [(phase.value, counts.get(phase.value, 0)) for phase in GangPhase],
             "total": sum(counts.values()),
-            "chart": selectors.chart_data(gangs=gangs),
+            "chart": selectors.chart_data(gangs=gangs, counts=counts, capacity=capacity, used=used),
             "events": selectors.recent_events(event_visible(user=request.user)),
             "health": selectors.scheduler_health(),
         },

@@ -139,14 +139,18 @@ def amount(resource: str, value: int) -> str:
     return str(value)
 
 
-def cluster_bars(nodes: list[dict]) -> list[dict]:
-    """Capacity of schedulable nodes (ready, not cordoned) and use per resource, as the API's
-    cluster summary counts them."""
+def cluster_totals(nodes: list[dict]) -> tuple[Counter, Counter]:
+    """Capacity of schedulable nodes (ready, not cordoned) and use by bound active pods on any
+    node, per resource, as the API's cluster summary counts them."""
     capacity, used = Counter(), Counter()
     for row in nodes:
         if row["node"].ready and not row["node"].unschedulable:
             capacity.update(row["node"].allocatable)
         used.update({k: v for k, v in row["used"].items() if k != "pods"})
+    return capacity, used
+
+
+def cluster_bars(capacity: Counter, used: Counter) -> list[dict]:
     return resource_bars(capacity, used, [r for r in MAIN_RESOURCES if r in capacity or r in used])
 
 
@@ -173,14 +177,17 @@ def scheduler_health(*, now: datetime | None = None) -> dict:
     return {"last_cycle": SchedulingCycle.objects.first(), "lease": lease_status(), "workers": list(workers)}
 
 
-def chart_data(*, gangs, now: datetime | None = None) -> dict:
+def chart_data(
+    *, gangs, counts: dict[str, int], capacity: Counter, used: Counter, now: datetime | None = None
+) -> dict:
     """The overview chart's last hour, one point per minute, oldest first.
 
-    Nothing stores past utilisation, so it is rebuilt backwards from now: a pod that started in
-    a minute did not hold its requests before it, one that finished then did. Pending and running
-    gangs are rebuilt the same way from the gang events of the hour. Both sums are grouped by
-    minute in PostgreSQL, so the cost does not grow with the number of pods. Cycles per minute
-    and their mean duration come straight from SchedulingCycle.
+    Nothing stores past utilisation, so it is rebuilt backwards from now (``counts``: ``gangs``
+    by phase; ``capacity`` and ``used``: ``cluster_totals``, which the page has already): a pod
+    that started in a minute did not hold its requests before it, one that finished then did.
+    Pending and running gangs are rebuilt the same way from the gang events of the hour. Both
+    sums are grouped by minute in PostgreSQL, so the cost does not grow with the number of pods.
+    Cycles per minute and their mean duration come straight from SchedulingCycle.
     """
     now = (now or timezone.now()).replace(second=0, microsecond=0) + timedelta(minutes=1)
     start = now - timedelta(minutes=CHART_MINUTES)
@@ -199,20 +206,7 @@ def chart_data(*, gangs, now: datetime | None = None) -> dict:
             for minutes_ago, resource, total in cursor.fetchall():
                 into[minutes_ago][resource] += int(total)
     # now's bound pods; moving back a minute undoes what started in it and redoes what finished.
-    current: Counter = Counter()
-    capacity: Counter = Counter()
-    for node in Node.objects.filter(ready=True, unschedulable=False).values_list("allocatable", flat=True):
-        capacity.update(node)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT r.key, SUM(r.value::numeric)::bigint FROM {table} m "
-            "CROSS JOIN LATERAL jsonb_each_text(m.requests) r "
-            "WHERE m.node IS NOT NULL AND m.phase = ANY(%s) GROUP BY 1",
-            [list(ACTIVE_MEMBER_PHASES)],
-        )
-        current.update({resource: int(total) for resource, total in cursor.fetchall()})
-
-    counts = gang_counts(gangs)
+    current = Counter(used)
     pending = counts.get("Pending", 0) + counts.get("Scheduling", 0)
     running = counts.get("Running", 0)
     deltas = gang_event_deltas(gangs=gangs, since=start, now=now)
