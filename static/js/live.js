@@ -224,6 +224,8 @@
     item.appendChild(document.createTextNode(" "));
     item.appendChild(link);
     item.appendChild(document.createTextNode(" " + (event.kind || "") + (event.reason ? ": " + event.reason : "")));
+    var empty = feed.querySelector("li.empty");
+    if (empty) feed.removeChild(empty);
     feed.insertBefore(item, feed.firstChild);
     while (feed.children.length > FEED_MAX) feed.removeChild(feed.lastChild);
   }
