@@ -7,7 +7,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from dashboard.api.selectors import gang_visible
+from dashboard.api.permissions import sees_all_gangs
 
 from . import selectors
 
@@ -18,6 +18,7 @@ PAGE_SIZE = 100
 @login_required
 def node_list(request):
     # A submitter sees their own gangs on the nodes, as the API would show them.
-    nodes = selectors.node_usage(gangs=gang_visible(user=request.user))
+    user = request.user
+    nodes = selectors.node_usage(all_gangs=sees_all_gangs(user), submitter=user.get_username())
     page = Paginator(nodes, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "dashboard/nodes.html", {"page": page, "nodes": page.object_list})

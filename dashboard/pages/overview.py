@@ -17,7 +17,9 @@ from . import selectors
 def overview(request):
     gangs = gang_visible(user=request.user)
     counts = selectors.gang_counts(gangs)
-    capacity, used = selectors.cluster_totals(selectors.node_usage())
+    now = selectors.chart_now()
+    bound_rows = selectors.bound_pods_by_minute(now=now)
+    capacity, used = selectors.cluster_totals(bound_rows)
     return render(
         request,
         "dashboard/overview.html",
@@ -25,7 +27,9 @@ def overview(request):
             "bars": selectors.cluster_bars(capacity, used),
             "counts": [(phase.value, counts.get(phase.value, 0)) for phase in GangPhase],
             "total": sum(counts.values()),
-            "chart": selectors.chart_data(gangs=gangs, counts=counts, capacity=capacity, used=used),
+            "chart": selectors.chart_data(
+                gangs=gangs, counts=counts, capacity=capacity, used=used, bound_rows=bound_rows, now=now
+            ),
             "events": selectors.recent_events(event_visible(user=request.user)),
             "health": selectors.scheduler_health(),
         },

@@ -4,6 +4,7 @@ gangs in groups and one aggregate over their members, never one query per row)."
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 
@@ -75,45 +76,54 @@ def progress_bar(*, bound: int, reserved: int, minimum: int, total: int) -> dict
     }
 
 
-def node_usage(*, gangs=None) -> list[dict]:
-    """Every node with what its bound active pods request (``used``), their number, and which of
-    ``gangs`` (a queryset: the gangs the user sees; None: none) run there, the first
-    NODE_GANGS_SHOWN keys and a count. Sums are done by PostgreSQL
-    over the JSON requests: the API's Python loop reads every bound pod, too slow at 100,000."""
+def node_usage(*, submitter: str | None = None, all_gangs: bool = False) -> list[dict]:
+    """Every node with what its bound active pods request (``used``), their number, and which
+    gangs run there (every gang's with ``all_gangs``, else ``submitter``'s, else none): the
+    first NODE_GANGS_SHOWN keys and a count.
+
+    Pods are grouped by (node, requests) in PostgreSQL and summed here: a cluster has few
+    request shapes, so a hundred thousand pods come back as a few thousand rows (the API's loop
+    reads every bound pod, too slow for a page at that size)."""
     used: dict[str, Counter] = defaultdict(Counter)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT m.node, r.key, SUM(r.value::numeric)::bigint FROM {Member._meta.db_table} m "
-            "CROSS JOIN LATERAL jsonb_each_text(m.requests) r "
-            "WHERE m.node IS NOT NULL AND m.phase = ANY(%s) GROUP BY m.node, r.key",
-            [list(ACTIVE_MEMBER_PHASES)],
-        )
-        for node, resource, amount in cursor.fetchall():
-            used[node][resource] = int(amount)
+    pods: Counter = Counter()
     bound = Member.objects.filter(node__isnull=False, phase__in=ACTIVE_MEMBER_PHASES).order_by()
-    pods = dict(bound.values_list("node").annotate(n=Count("id")).values_list("node", "n"))
-    gang_ids: dict[str, list[int]] = defaultdict(list)
-    if gangs is not None:
-        on_nodes = bound.filter(gang__in=gangs.order_by().values("pk")).values_list("node", "gang_id")
-        for node, gang_id in on_nodes.distinct():
-            gang_ids[node].append(gang_id)
-    shown = {gid for ids in gang_ids.values() for gid in sorted(ids)[:NODE_GANGS_SHOWN]}
-    named = Gang.objects.filter(pk__in=shown).values_list("pk", "namespace", "name")
-    keys = {pk: f"{namespace}/{name}" for pk, namespace, name in named}
-    nodes = []
-    for node in Node.objects.order_by("name"):
-        ids = sorted(gang_ids.get(node.name, []))
-        nodes.append(
-            {
-                "node": node,
-                "used": dict(used.get(node.name, {})),
-                "pods": pods.get(node.name, 0),
-                "gangs": [keys[i] for i in ids[:NODE_GANGS_SHOWN] if i in keys],
-                "more_gangs": max(0, len(ids) - NODE_GANGS_SHOWN),
-                "bars": resource_bars(node.allocatable, used.get(node.name, {})),
-            }
+    for node, requests, n in bound.values_list("node", "requests").annotate(n=Count("id")):
+        pods[node] += n
+        for resource, value in (requests or {}).items():
+            used[node][resource] += n * int(value)
+    shown: dict[str, list[str]] = defaultdict(list)
+    counts: dict[str, int] = {}
+    if all_gangs or submitter is not None:
+        only = (
+            "" if all_gangs else f"AND gang_id IN (SELECT id FROM {Gang._meta.db_table} WHERE submitter = %s)"
         )
-    return nodes
+        with connection.cursor() as cursor:
+            # Per node: its first NODE_GANGS_SHOWN gangs and how many there are, in one scan.
+            cursor.execute(
+                f"SELECT node, (array_agg(DISTINCT gang_id ORDER BY gang_id))[1:%s], COUNT(DISTINCT gang_id) "
+                f"FROM {Member._meta.db_table} "
+                f"WHERE node IS NOT NULL AND gang_id IS NOT NULL AND phase = ANY(%s) {only} GROUP BY node",
+                [NODE_GANGS_SHOWN, list(ACTIVE_MEMBER_PHASES), *([] if all_gangs else [submitter])],
+            )
+            rows = cursor.fetchall()
+        named = Gang.objects.filter(pk__in={pk for _, ids, _ in rows for pk in ids})
+        keys = {
+            pk: f"{namespace}/{name}" for pk, namespace, name in named.values_list("pk", "namespace", "name")
+        }
+        for node, ids, n in rows:
+            shown[node] = [keys[pk] for pk in ids if pk in keys]
+            counts[node] = n
+    return [
+        {
+            "node": node,
+            "used": dict(used.get(node.name, {})),
+            "pods": pods.get(node.name, 0),
+            "gangs": shown.get(node.name, []),
+            "more_gangs": counts.get(node.name, 0) - len(shown.get(node.name, [])),
+            "bars": resource_bars(node.allocatable, used.get(node.name, {})),
+        }
+        for node in Node.objects.order_by("name")
+    ]
 
 
 def resource_bars(capacity: dict, used: dict, resources=None) -> list[dict]:
@@ -139,19 +149,48 @@ def amount(resource: str, value: int) -> str:
     return str(value)
 
 
-def cluster_totals(nodes: list[dict]) -> tuple[Counter, Counter]:
+def bound_pods_by_minute(*, now: datetime) -> list[tuple]:
+    """Bound pods as (active, minutes since start, minutes since finish, requests, count) rows,
+    for the active ones and those that started or finished in the chart's hour: one scan of the
+    members for both the cluster's use now and the chart (minutes are None outside the hour)."""
+    start = now - timedelta(minutes=CHART_MINUTES)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT phase = ANY(%s), "
+            "CASE WHEN started_at >= %s THEN floor(extract(epoch FROM %s - started_at) / 60)::int END, "
+            "CASE WHEN finished_at >= %s THEN floor(extract(epoch FROM %s - finished_at) / 60)::int END, "
+            f"requests, COUNT(*) FROM {Member._meta.db_table} "
+            "WHERE node IS NOT NULL AND (phase = ANY(%s) OR started_at >= %s OR finished_at >= %s) "
+            "GROUP BY 1, 2, 3, 4",
+            [list(ACTIVE_MEMBER_PHASES), start, now, start, now, list(ACTIVE_MEMBER_PHASES), start, start],
+        )
+        # Django's PostgreSQL backend hands raw jsonb back as text.
+        return [
+            (a, s, f, json.loads(r) if isinstance(r, str) else r, n) for a, s, f, r, n in cursor.fetchall()
+        ]
+
+
+def cluster_totals(bound_rows: list[tuple]) -> tuple[Counter, Counter]:
     """Capacity of schedulable nodes (ready, not cordoned) and use by bound active pods on any
     node, per resource, as the API's cluster summary counts them."""
     capacity, used = Counter(), Counter()
-    for row in nodes:
-        if row["node"].ready and not row["node"].unschedulable:
-            capacity.update(row["node"].allocatable)
-        used.update({k: v for k, v in row["used"].items() if k != "pods"})
+    for allocatable in Node.objects.filter(ready=True, unschedulable=False).values_list(
+        "allocatable", flat=True
+    ):
+        capacity.update(allocatable)
+    for active, _, _, requests, n in bound_rows:
+        if active:
+            used.update({resource: n * int(value) for resource, value in (requests or {}).items()})
     return capacity, used
 
 
 def cluster_bars(capacity: Counter, used: Counter) -> list[dict]:
     return resource_bars(capacity, used, [r for r in MAIN_RESOURCES if r in capacity or r in used])
+
+
+def chart_now(now: datetime | None = None) -> datetime:
+    """The end of the chart's last minute (the next minute boundary)."""
+    return (now or timezone.now()).replace(second=0, microsecond=0) + timedelta(minutes=1)
 
 
 def gang_counts(gangs) -> dict[str, int]:
@@ -178,33 +217,27 @@ def scheduler_health(*, now: datetime | None = None) -> dict:
 
 
 def chart_data(
-    *, gangs, counts: dict[str, int], capacity: Counter, used: Counter, now: datetime | None = None
+    *, gangs, counts: dict[str, int], capacity: Counter, used: Counter, bound_rows: list[tuple], now: datetime
 ) -> dict:
     """The overview chart's last hour, one point per minute, oldest first.
 
     Nothing stores past utilisation, so it is rebuilt backwards from now (``counts``: ``gangs``
-    by phase; ``capacity`` and ``used``: ``cluster_totals``, which the page has already): a pod
+    by phase; ``capacity``, ``used``: ``cluster_totals``; ``bound_rows``: ``bound_pods_by_minute``
+    at the same ``now``, a minute boundary, see ``chart_now``): a pod
     that started in a minute did not hold its requests before it, one that finished then did.
     Pending and running gangs are rebuilt the same way from the gang events of the hour. Both
     sums are grouped by minute in PostgreSQL, so the cost does not grow with the number of pods.
     Cycles per minute and their mean duration come straight from SchedulingCycle.
     """
-    now = (now or timezone.now()).replace(second=0, microsecond=0) + timedelta(minutes=1)
     start = now - timedelta(minutes=CHART_MINUTES)
-    table = Member._meta.db_table
     started: dict[int, Counter] = defaultdict(Counter)
     finished: dict[int, Counter] = defaultdict(Counter)
-    with connection.cursor() as cursor:
-        for column, into in (("started_at", started), ("finished_at", finished)):
-            cursor.execute(
-                f"SELECT floor(extract(epoch FROM %s - m.{column}) / 60)::int, r.key, "
-                f"SUM(r.value::numeric)::bigint FROM {table} m "
-                "CROSS JOIN LATERAL jsonb_each_text(m.requests) r "
-                f"WHERE m.{column} >= %s AND m.node IS NOT NULL GROUP BY 1, 2",
-                [now, start],
-            )
-            for minutes_ago, resource, total in cursor.fetchall():
-                into[minutes_ago][resource] += int(total)
+    for _, started_ago, finished_ago, requests, n in bound_rows:
+        amounts = {resource: n * int(value) for resource, value in (requests or {}).items()}
+        if started_ago is not None:
+            started[started_ago].update(amounts)
+        if finished_ago is not None:
+            finished[finished_ago].update(amounts)
     # now's bound pods; moving back a minute undoes what started in it and redoes what finished.
     current = Counter(used)
     pending = counts.get("Pending", 0) + counts.get("Scheduling", 0)

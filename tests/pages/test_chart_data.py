@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from dashboard.api.selectors import gang_visible
-from dashboard.pages.selectors import chart_data
+from dashboard.pages.selectors import bound_pods_by_minute, chart_data, chart_now, cluster_totals
 from scheduler_core.models import GangEvent, Member, SchedulingCycle
 from tests.pages.conftest import make_gang
 
@@ -24,9 +24,13 @@ def test_it_rebuilds_utilisation_and_gang_counts_backwards(olga):
     GangEvent.objects.filter(gang=gang, kind="created").update(created=NOW - timedelta(minutes=20))
     SchedulingCycle.objects.create(started_at=NOW - timedelta(minutes=5), duration_s=0.25)
 
+    now = chart_now(NOW)
+    rows = bound_pods_by_minute(now=now)
+    capacity, used = cluster_totals(rows)
+
     data = chart_data(
-        gangs=gang_visible(user=olga), counts={"Running": 1}, capacity=Counter(cpu=16000),
-        used=Counter(cpu=8000), now=NOW,
+        gangs=gang_visible(user=olga), counts={"Running": 1}, capacity=capacity + Counter(cpu=16000),
+        used=used, bound_rows=rows, now=now,
     )  # fmt: skip
 
     points = data["points"]
