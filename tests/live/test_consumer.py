@@ -96,3 +96,16 @@ async def test_subscribing_to_someone_elses_gang_is_answered_as_a_missing_one(al
         answer = await comm.receive_json_from(timeout=3)
         assert answer["error"] == "cannot subscribe: gang not found"
     await comm.disconnect()
+
+
+async def test_an_idle_socket_stays_open_past_the_layer_s_blocking_wait(olga):
+    """redis-py 8's default 5 s read timeout used to kill the consumer of any socket idle for the
+    channel layer's 5 s BZPOPMIN (gangsched/settings/channels.py)."""
+    comm = communicator(olga)
+    connected, _ = await comm.connect()
+    assert connected
+    assert await comm.receive_nothing(timeout=7)  # and the application is still running:
+    await publish(("ml/later", "alice"))
+    [message] = await received(comm)
+    assert message["gang"] == "ml/later"
+    await comm.disconnect()
