@@ -19,7 +19,9 @@ def test_celery_redelivers_unfinished_tasks_and_kills_them_before_redelivery():
 
 def test_tests_use_their_own_redis_database():
     assert settings.REDIS_URL.endswith("/15")
-    assert settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] == [settings.REDIS_URL]
+    assert [host["address"] for host in settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"]] == [
+        settings.REDIS_URL
+    ]
 
 
 def test_the_database_is_postgresql():
