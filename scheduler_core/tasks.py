@@ -58,7 +58,10 @@ def cycle_trigger() -> bool:
 
 @shared_task(bind=True, ignore_result=True)
 def sweep_timeouts(self) -> int:
-    return timeouts_sweep(holder=_holder(self))
+    timed_out = timeouts_sweep(holder=_holder(self))
+    if timed_out:
+        events_publish()  # committed: pages show the timeout now, not at the next publisher tick
+    return timed_out
 
 
 @shared_task(ignore_result=True)

@@ -109,3 +109,35 @@ async def test_an_idle_socket_stays_open_past_the_layer_s_blocking_wait(olga):
     [message] = await received(comm)
     assert message["gang"] == "ml/later"
     await comm.disconnect()
+
+
+def gang_about_to_time_out() -> None:
+    """A NonStrict gang holding reservations whose wait ran out a minute ago."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from scheduler_core.models import Member
+    from tests.loop.factories import make_gang, make_nodes
+
+    make_nodes(2, cpu=2)
+    Member.objects.create(namespace="x", name="busy", requests={"cpu": 2000}, node="n1", phase="Running")
+    gang = make_gang("ml/slow", 3, cpu=1, mode="NonStrict", wait_seconds=30, submitter="alice")
+    from scheduler_core.services.cycle import cycle_run
+
+    cycle_run(holder="test")
+    assert Member.objects.filter(gang=gang, reserved_node__isnull=False).count() == 2
+    events_publish()
+    Gang.objects.filter(pk=gang.pk).update(wait_started=timezone.now() - timedelta(seconds=60))
+
+
+async def test_the_timeout_sweep_publishes_once_it_has_committed(olga):
+    from scheduler_core import tasks
+
+    await database_sync_to_async(gang_about_to_time_out)()
+    comm = communicator(olga)
+    await comm.connect()
+    assert await database_sync_to_async(tasks.sweep_timeouts)() == 1  # no publisher run after it
+    messages = await received(comm)
+    assert ("ml/slow", "timed_out", "TimedOut") in [(m["gang"], m["kind"], m["phase"]) for m in messages]
+    await comm.disconnect()
