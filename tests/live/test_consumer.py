@@ -42,13 +42,15 @@ async def test_an_anonymous_socket_is_closed_with_4401():
     assert connected  # accepted only to say why it is closed: a browser sees the code
     output = await comm.receive_output(timeout=3)
     assert output == {"type": "websocket.close", "code": 4401}
-    await comm.wait()
+    await comm.disconnect(code=4401)  # the client's side of the close: the consumer ends cleanly
 
 
 async def test_a_foreign_origin_is_refused(olga):
-    comm = communicator(olga, origin="http://evil.example")
-    connected, _ = await comm.connect()
-    assert not connected
+    for user in (olga, None):  # refused before authentication: a signed-in user changes nothing
+        comm = communicator(user, origin="http://evil.example")
+        connected, _ = await comm.connect()
+        assert not connected
+        await comm.wait()
     await comm.wait()  # let the denied application finish, or the loop's teardown waits on it
 
 
