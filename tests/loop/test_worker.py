@@ -105,7 +105,13 @@ def test_two_workers_never_run_two_cycles_at_once(workers):
     pair = [workers("a", concurrency=2), workers("b", concurrency=2)]
     for _ in range(30):
         tasks.schedule.delay()
-    wait_for(lambda: SchedulingCycle.objects.count() >= 5, timeout=60, what="cycles")
+
+    def enough_cycles() -> bool:
+        # A task that finds the lease busy returns without a cycle: keep the workers racing.
+        tasks.schedule.delay()
+        return SchedulingCycle.objects.count() >= 5
+
+    wait_for(enough_cycles, timeout=90, interval=0.3, what="cycles")
     for worker in pair:
         worker.stop()  # a warm shutdown: running cycles finish and record their duration
     cycles = list(SchedulingCycle.objects.order_by("started_at"))
