@@ -50,8 +50,7 @@ async def test_a_foreign_origin_is_refused(olga):
         comm = communicator(user, origin="http://evil.example")
         connected, _ = await comm.connect()
         assert not connected
-        await comm.wait()
-    await comm.wait()  # let the denied application finish, or the loop's teardown waits on it
+        await comm.wait()  # let the denied application finish, or the loop's teardown waits on it
 
 
 async def test_an_operator_receives_a_published_event(olga):
