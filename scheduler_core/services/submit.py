@@ -18,6 +18,7 @@ from django.db import transaction
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.engine.quantity import QuantityError, parse_resources
 from scheduler_core.models import Gang, GangEventKind, Member, RestartPolicy
+from scheduler_core.tasks import cycle_trigger
 from scheduler_core.validators import (
     validate_affinity,
     validate_string_map,
@@ -97,6 +98,7 @@ def gang_submit(*, namespace: str, name: str, min_member: int, pods: list[dict],
         gang=gang, kind=GangEventKind.CREATED, reason=f"{len(members)} pods, min_member {min_member}"
     )
     logger.info("gang %s submitted: %d pods, min_member %d", key, len(members), min_member)
+    transaction.on_commit(cycle_trigger)  # work arrived: schedule now, not at the next beat
     return gang
 
 
@@ -107,6 +109,7 @@ def pod_submit(*, namespace: str, **pod: Any) -> Member:
     _refuse_existing(namespace, [member])
     member.save()
     logger.info("pod %s submitted", member.key)
+    transaction.on_commit(cycle_trigger)
     return member
 
 
