@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from dashboard.api.permissions import sees_all_gangs
 from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core.engine.model import GangPhase
 
@@ -32,5 +33,8 @@ def overview(request):
             ),
             "events": selectors.recent_events(event_visible(user=request.user)),
             "health": selectors.scheduler_health(),
+            # /api/v1/cluster/ counts every gang: the live layer updates the counts only when
+            # the page shows every gang too.
+            "sees_all": sees_all_gangs(request.user),
         },
     )

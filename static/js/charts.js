@@ -1,11 +1,17 @@
 // The overview's two line charts (inline SVG, no library): utilisation per resource and
 // pending/running gangs over the last hour. Data comes from <script id="chart-data">, rendered
 // by the server; window.gangschedCharts.push(point) lets the live layer append a point.
+//
+// Live: on every "gangsched:gang" event from live.js, at most once every REFRESH_MS,
+// /api/v1/cluster/ is re-read; the capacity bars (#overview-bars .bar[data-resource]), the
+// counts by state ([data-count]; only when #overview-counts has data-scope="all", as the API
+// counts every gang) are updated and a point (now) is appended to both charts.
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
   var W = 600, H = 160, PAD = { l: 34, r: 8, t: 8, b: 18 };
   var COLORS = ["#1c7ed6", "#2f9e44", "#e8590c", "#ae3ec9", "#e03131"];
+  var REFRESH_MS = 2000;
 
   function el(name, attrs, text) {
     var node = document.createElementNS(SVG, name);
@@ -67,6 +73,96 @@
       },
     };
   }
+
+  function amount(resource, value) {
+    if (resource === "cpu") return String(value / 1000);
+    if (resource === "memory" || resource === "ephemeral-storage" || /memory$/.test(resource)) {
+      return (value / Math.pow(2, 30)).toFixed(1) + "Gi";
+    }
+    return String(value);
+  }
+
+  function applyCluster(summary) {
+    var resources = summary.resources || {};
+    var bars = document.querySelectorAll("#overview-bars .bar[data-resource]");
+    for (var i = 0; i < bars.length; i++) {
+      var bar = bars[i];
+      var name = bar.getAttribute("data-resource");
+      var r = resources[name] || { capacity: 0, used: 0 };
+      var pct = r.capacity ? Math.min(100, Math.round((100 * r.used) / r.capacity)) : (r.used ? 100 : 0);
+      var label = amount(name, r.used) + " / " + amount(name, r.capacity);
+      bar.setAttribute("data-capacity", r.capacity);
+      bar.setAttribute("data-used", r.used);
+      bar.setAttribute("title", name + ": " + label);
+      var fill = bar.querySelector(".bar-fill");
+      if (fill) {
+        fill.style.width = pct + "%";
+        fill.classList.toggle("hot", pct >= 90);
+      }
+      var text = bar.querySelector(".bar-label");
+      if (text) text.textContent = name + " " + label + " (" + pct + "%)";
+    }
+    var phases = summary.gangsByPhase || {};
+    var scope = document.getElementById("overview-counts");
+    var allGangs = scope && scope.getAttribute("data-scope") === "all";
+    if (allGangs) {
+      var total = 0;
+      var cells = scope.querySelectorAll("[data-count]");
+      for (var j = 0; j < cells.length; j++) {
+        var n = phases[cells[j].getAttribute("data-count")] || 0;
+        cells[j].textContent = String(n);
+      }
+      Object.keys(phases).forEach(function (k) { total += phases[k]; });
+      var totalCell = scope.querySelector("[data-count-total]");
+      if (totalCell) totalCell.textContent = "(" + total + ")";
+    }
+    var charts = window.gangschedCharts;
+    if (!charts) return;
+    var last = charts.data.points[charts.data.points.length - 1] || { pending: 0, running: 0 };
+    var util = {};
+    charts.data.resources.forEach(function (name) {
+      var r = resources[name];
+      util[name] = r && r.capacity ? Math.round((1000 * Math.max(r.used, 0)) / r.capacity) / 10 : 0;
+    });
+    charts.push({
+      t: new Date().toISOString(),
+      util: util,
+      // A submitter's chart counts only their own gangs: keep its last counts.
+      pending: allGangs ? (phases.Pending || 0) + (phases.Scheduling || 0) : last.pending,
+      running: allGangs ? phases.Running || 0 : last.running,
+      cycles: 0,
+      cycle_ms: 0,
+    });
+  }
+
+  var lastRefresh = 0;
+  var timer = null;
+  var fetching = false;
+
+  function refreshCluster() {
+    timer = null;
+    if (fetching) {
+      timer = window.setTimeout(refreshCluster, REFRESH_MS);
+      return;
+    }
+    fetching = true;
+    lastRefresh = Date.now();
+    fetch("/api/v1/cluster/", { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (summary) { if (summary) applyCluster(summary); })
+      .catch(function () {})
+      .then(function () { fetching = false; });
+  }
+
+  function onGang() {
+    if (!document.getElementById("overview-counts") || timer) return;
+    // Leading edge now, then at most one trailing refresh per REFRESH_MS.
+    var wait = Math.max(0, lastRefresh + REFRESH_MS - Date.now());
+    timer = window.setTimeout(refreshCluster, wait);
+  }
+
+  document.addEventListener("gangsched:gang", onGang);
+  document.addEventListener("gangsched:caught-up", onGang);
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

@@ -65,6 +65,36 @@ def test_log_in_and_see_the_overview_with_a_live_event_feed(page, live, olga):
     assert_not_reloaded(page)
 
 
+def test_the_overview_counts_bars_and_charts_follow_a_bound_gang_without_a_reload(page, live, olga):
+    make_nodes(2)
+    log_in(page, live, "olga", "olga-pass-123")
+    wait_live(page)
+    mark(page)
+    for state in ("Pending", "Scheduling", "Running"):
+        assert page.locator(f'#overview-counts [data-count="{state}"]').inner_text().strip() == "0"
+    points = page.evaluate("window.gangschedCharts.data.points.length")
+    response = api_post(page, live, "/api/v1/gangs/", gang_json("counted", 2))
+    assert response.status == 201, response.text()
+    kick_until(lambda: bound("ml/counted") == 2, what="ml/counted bound")
+    state = phase("ml/counted")  # Scheduling once bound (Running needs the kubelet, not run here)
+    assert state in ("Pending", "Scheduling", "Running")
+    page.wait_for_function(
+        "state => document.querySelector(`#overview-counts [data-count=\"${state}\"]`)"
+        ".textContent.trim() === '1'",
+        arg=state,
+        timeout=10_000,
+    )
+    page.wait_for_function(  # two members of 2 CPUs on 8
+        """() => document.querySelector('#overview-bars .bar[data-resource="cpu"]')
+                       .dataset.used === '4000'""",
+        timeout=10_000,
+    )
+    last = page.evaluate("window.gangschedCharts.data.points.at(-1)")
+    assert last["pending"] + last["running"] == 1 and last["util"]["cpu"] == 50.0
+    assert page.evaluate("window.gangschedCharts.data.points.length") >= min(points + 1, 60)
+    assert_not_reloaded(page)
+
+
 def test_a_submitted_gang_s_bar_reaches_bound_without_a_reload(page, live, alice):
     make_nodes(1, cpu=2)  # room for one of its two members: it waits
     log_in(page, live, "alice", "alice-pass-123")
