@@ -10,3 +10,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
 app = Celery("gangsched")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def _connect_heartbeats() -> None:
+    # Imported lazily: scheduler_core.heartbeats reads Django settings.
+    from scheduler_core.heartbeats import connect_signals
+
+    connect_signals()
+
+
+_connect_heartbeats()

@@ -13,6 +13,7 @@ from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
+from scheduler_core.heartbeats import heartbeats_read
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.selectors import gang_state
@@ -202,8 +203,8 @@ def recent_events(events, *, limit: int = 20) -> list[GangEvent]:
 
 
 def scheduler_health(*, now: datetime | None = None) -> dict:
-    """The last cycle, the lease holder, and each worker's last cycle in the past hour (workers
-    write no heartbeat rows: the cycles they ran are their sign of life)."""
+    """The last cycle, the lease holder, each worker's last cycle in the past hour, and the
+    workers' heartbeats in Redis (``scheduler_core.heartbeats``) with their age in seconds."""
     now = now or timezone.now()
     workers = (
         SchedulingCycle.objects.filter(started_at__gte=now - timedelta(hours=1))
@@ -213,7 +214,16 @@ def scheduler_health(*, now: datetime | None = None) -> dict:
         .annotate(last=Max("started_at"), cycles=Count("id"))
         .order_by("-last")
     )
-    return {"last_cycle": SchedulingCycle.objects.first(), "lease": lease_status(), "workers": list(workers)}
+    heartbeats = [
+        {"worker": hostname, "last_seen": seen, "age_s": max(0, round((now - seen).total_seconds()))}
+        for hostname, seen in heartbeats_read()
+    ]
+    return {
+        "last_cycle": SchedulingCycle.objects.first(),
+        "lease": lease_status(),
+        "workers": list(workers),
+        "heartbeats": heartbeats,
+    }
 
 
 def chart_data(

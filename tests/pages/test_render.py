@@ -66,6 +66,29 @@ def test_the_overview_has_the_feed_and_chart_data(as_olga, world):
     assert "js/charts.js" in html
 
 
+def test_the_overview_lists_worker_heartbeats_with_their_age(as_olga, world):
+    from datetime import timedelta
+
+    import redis
+    from django.conf import settings
+    from django.utils import timezone
+
+    from scheduler_core import heartbeats
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    hostname = "render-beat@test"
+    heartbeats.heartbeat_write(hostname, client=client, now=timezone.now() - timedelta(seconds=7))
+    try:
+        html = as_olga.get("/").content.decode()
+    finally:
+        client.delete(heartbeats.KEY_PREFIX + hostname)
+        client.close()
+
+    assert "Worker heartbeats" in html
+    assert f'<div data-worker="{hostname}">{hostname}: <time datetime=' in html
+    assert any(f">{age} s ago</time>" in html for age in (7, 8, 9))
+
+
 def test_gang_detail_shows_why_members_and_declaration(as_olga, world):
     html = as_olga.get("/gangs/cv/detect/").content.decode()
 
