@@ -5,6 +5,7 @@ is applied in ``tests/settings.py``, because pytest-django loads the settings be
 import pytest
 import redis
 from django.conf import settings
+from django.contrib.auth.models import Group, Permission, User
 
 
 @pytest.fixture
@@ -14,3 +15,34 @@ def redis_client():
     yield client
     client.flushdb()
     client.close()
+
+
+# The named cast of the API and page tests: alice and bob submit gangs, olga is an operator (and
+# staff, for the admin), vera may view every gang but neither retry nor kill. Packages with other
+# needs (live sockets, a browser on a live server) define their own users in their conftest.
+
+
+@pytest.fixture
+def alice(db) -> User:
+    return User.objects.create_user("alice", password="alice-pass-123")
+
+
+@pytest.fixture
+def bob(db) -> User:
+    return User.objects.create_user("bob", password="bob-pass-123")
+
+
+@pytest.fixture
+def olga(db) -> User:
+    """An operator: a member of the group the data migration creates."""
+    user = User.objects.create_user("olga", password="olga-pass-123", is_staff=True)
+    user.groups.add(Group.objects.get(name="operators"))
+    return user
+
+
+@pytest.fixture
+def vera(db) -> User:
+    """Sees every gang (view_gang) but has neither retry_gang nor kill_gang."""
+    user = User.objects.create_user("vera", password="vera-pass-123")
+    user.user_permissions.add(Permission.objects.get(codename="view_gang"))
+    return user

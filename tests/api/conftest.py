@@ -6,11 +6,11 @@ import uuid
 
 import pytest
 from django.conf import settings as django_settings
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from scheduler_core.services.submit import gang_submit
+from tests.cast import make_gang  # noqa: F401  (the tests here import it from this conftest)
 
 
 @pytest.fixture(autouse=True)
@@ -26,32 +26,6 @@ def client_for(user: User | None) -> APIClient:
         token, _ = Token.objects.get_or_create(user=user)
         client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
-
-
-@pytest.fixture
-def alice(db) -> User:
-    return User.objects.create_user("alice", password="alice-pass-123")
-
-
-@pytest.fixture
-def bob(db) -> User:
-    return User.objects.create_user("bob", password="bob-pass-123")
-
-
-@pytest.fixture
-def olga(db) -> User:
-    """An operator: a member of the group the data migration creates."""
-    user = User.objects.create_user("olga", password="olga-pass-123")
-    user.groups.add(Group.objects.get(name="operators"))
-    return user
-
-
-@pytest.fixture
-def vera(db) -> User:
-    """Sees every gang (view_gang) but has neither retry_gang nor kill_gang."""
-    user = User.objects.create_user("vera", password="vera-pass-123")
-    user.user_permissions.add(Permission.objects.get(codename="view_gang"))
-    return user
 
 
 @pytest.fixture
@@ -77,17 +51,6 @@ def as_vera(vera) -> APIClient:
 @pytest.fixture
 def anonymous(db) -> APIClient:
     return APIClient()
-
-
-def make_gang(namespace="ml", name="train", *, submitter="alice", pods=2, min_member=None, **fields):
-    return gang_submit(
-        namespace=namespace,
-        name=name,
-        min_member=min_member or pods,
-        pods=[{"name": f"{name}-{i}", "requests": {"cpu": "1", "memory": "1Gi"}} for i in range(pods)],
-        submitter=submitter,
-        **fields,
-    )
 
 
 def job(**overrides) -> dict:

@@ -2,24 +2,13 @@
 neither retry nor kill. Clients are logged in with sessions, as a browser is."""
 
 import pytest
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import User
 from django.test import Client
 
 from scheduler_core.models import Gang
-from scheduler_core.services.submit import gang_submit
+from tests.cast import make_gang  # noqa: F401  (the tests here import it from this conftest)
 
 pytestmark = pytest.mark.django_db
-
-
-def make_gang(namespace="ml", name="train", *, submitter="alice", pods=2, min_member=None, **fields) -> Gang:
-    return gang_submit(
-        namespace=namespace,
-        name=name,
-        min_member=min_member or pods,
-        pods=[{"name": f"{name}-{i}", "requests": {"cpu": "1", "memory": "1Gi"}} for i in range(pods)],
-        submitter=submitter,
-        **fields,
-    )
 
 
 def time_out(gang: Gang) -> Gang:
@@ -34,30 +23,6 @@ def login(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-@pytest.fixture
-def alice(db) -> User:
-    return User.objects.create_user("alice", password="alice-pass-123")
-
-
-@pytest.fixture
-def bob(db) -> User:
-    return User.objects.create_user("bob", password="bob-pass-123")
-
-
-@pytest.fixture
-def olga(db) -> User:
-    user = User.objects.create_user("olga", password="olga-pass-123", is_staff=True)
-    user.groups.add(Group.objects.get(name="operators"))
-    return user
-
-
-@pytest.fixture
-def vera(db) -> User:
-    user = User.objects.create_user("vera", password="vera-pass-123")
-    user.user_permissions.add(Permission.objects.get(codename="view_gang"))
-    return user
 
 
 @pytest.fixture
