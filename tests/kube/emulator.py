@@ -59,13 +59,13 @@ import datetime
 import re
 import threading
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp.web
 import attrs
 import kmock
-from kmock._internal import rendering
 from kubernetes import client
 
 Obj = dict[str, Any]
@@ -202,9 +202,16 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
-        self.resources.load_bundled()
+        with warnings.catch_warnings():  # kmock 0.8 reads its bundled file with a deprecated call
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.resources.load_bundled()
         self.fallback["get /apis/"] << self._serve_apis  # the client asks with the slash
         self.fallback["get /api/"] << self._serve_api
+
+    @property
+    def resource_version(self) -> int:
+        """The current global resourceVersion (what a list would answer now)."""
+        return self._rv
 
     # ------------------------------------------------------------ test controls (on the loop)
 
@@ -281,7 +288,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     # ------------------------------------------------------------ request dispatch
 
-    async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+    async def _handle(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
         try:
             self._inject_fault(request)
             resource = request.resource
@@ -304,7 +311,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         except ApiError as error:
             return error.response()
 
-    def _inject_fault(self, request: rendering.Request) -> None:
+    def _inject_fault(self, request: kmock.Request) -> None:
         for fault in self._faults:
             verbs = {request.method.value, request.action.value if request.action else ""}
             if fault.method in verbs and fault.path.search(request.url.path):
@@ -313,12 +320,12 @@ class KubeEmulator(kmock.KubernetesEmulator):
                     self._faults.remove(fault)
                 raise ApiError(fault.status, f"injected fault: {fault.status}")
 
-    def _not_found(self, request: rendering.Request, name: str | None = None) -> ApiError:
+    def _not_found(self, request: kmock.Request, name: str | None = None) -> ApiError:
         assert request.resource is not None
         group = f".{request.resource.group}" if request.resource.group else ""
         return ApiError(404, f'{request.resource.plural}{group} "{name or request.name}" not found')
 
-    def _create(self, request: rendering.Request) -> Obj:
+    def _create(self, request: kmock.Request) -> Obj:
         resource, obj = request.resource, copy.deepcopy(request.data or {})
         assert resource is not None
         info, meta = self.resources[resource], obj.setdefault("metadata", {})
@@ -345,7 +352,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
             obj["status"] = {"phase": "Pending"}
         return self.write(resource, obj)
 
-    def _update(self, request: rendering.Request) -> Obj:
+    def _update(self, request: kmock.Request) -> Obj:
         """PATCH (a merge patch) or PUT (replace), of the object or of its status."""
         resource, body = request.resource, request.data
         assert resource is not None
@@ -373,7 +380,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 meta[key] = old["metadata"][key]
         return old if new == old else self.write(resource, new)
 
-    def _delete(self, request: rendering.Request) -> Obj:
+    def _delete(self, request: kmock.Request) -> Obj:
         resource = request.resource
         assert resource is not None
         old = self.live(resource, request.namespace, request.name)
@@ -412,14 +419,14 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     # ------------------------------------------------------------ reads (kmock's fallbacks)
 
-    async def _serve_fetch(self, request: rendering.Request) -> rendering.Payload:
+    async def _serve_fetch(self, request: kmock.Request) -> kmock.Payload:
         assert request.resource is not None
         obj = self.live(request.resource, request.namespace, request.name or "")
         if obj is None:
             raise self._not_found(request)
         return obj
 
-    async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
+    async def _serve_list(self, request: kmock.Request) -> kmock.Payload:
         resource = request.resource
         assert resource is not None
         matches = parse_selectors(dict(request.params), resource.plural or "")
@@ -431,7 +438,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
             "items": [obj for obj in self.listed(resource, request.namespace) if matches(obj)],
         }
 
-    async def _serve_watch(self, request: rendering.Request) -> rendering.Payload:
+    async def _serve_watch(self, request: kmock.Request) -> kmock.Payload:
         resource, params = request.resource, dict(request.params)
         assert resource is not None
         matches = parse_selectors(params, resource.plural or "")
@@ -443,7 +450,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     async def _stream(
         self,
-        request: rendering.Request,
+        request: kmock.Request,
         resource: kmock.resource,
         since: int,
         matches: Selector,
@@ -493,7 +500,7 @@ def as_seen(event: Event, namespace: str | None, matches: Selector) -> Obj | Non
     return {"type": kind, "object": obj} if kind else None
 
 
-async def apps_handle(emulator: KubeEmulator, request: rendering.Request) -> aiohttp.web.StreamResponse:
+async def apps_handle(emulator: KubeEmulator, request: kmock.Request) -> aiohttp.web.StreamResponse:
     """kmock's request routing (reactions, then the ``_serve_*`` fallbacks), past the parent's
     ``_handle``, whose own object writes ``KubeEmulator`` replaces."""
     return await kmock.RawHandler._handle(emulator, request)
@@ -569,13 +576,13 @@ class KubeAPI:
     def objects(self, resource: str, namespace: str | None = None) -> list[Obj]:
         return self._call(self.emulator.listed, kmock.resource(resource), namespace)
 
-    def requests(self) -> list[rendering.Request]:
+    def requests(self) -> list[kmock.Request]:
         """Every request served so far (kmock's records: method, params, data, action, ...)."""
         return self._call(lambda: list(self.emulator))
 
     @property
     def resource_version(self) -> int:
-        return self._call(lambda: self.emulator._rv)
+        return self._call(lambda: self.emulator.resource_version)
 
     def drop_watches(self) -> None:
         self._call(self.emulator.drop_watches)

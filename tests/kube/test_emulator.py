@@ -51,7 +51,7 @@ def custom(kube_api):
     return client.CustomObjectsApi(kube_api.api_client())
 
 
-def test_writes_set_uid_creation_time_and_a_growing_resource_version(v1):
+def test_writes_set_uid_creation_time_and_a_growing_resource_version(kube_api, v1):
     first = v1.create_namespaced_pod("default", pod("a"))
     second = v1.create_namespaced_pod("default", pod("b"))
     patched = v1.patch_namespaced_pod("a", "default", {"metadata": {"labels": {"x": "1"}}})
@@ -62,6 +62,7 @@ def test_writes_set_uid_creation_time_and_a_growing_resource_version(v1):
     assert rvs == sorted(set(rvs))
     assert patched.metadata.uid == first.metadata.uid
     assert v1.list_namespaced_pod("default").metadata.resource_version == str(rvs[-1])
+    assert kube_api.resource_version == rvs[-1]
 
 
 def test_a_write_that_changes_nothing_is_not_a_new_version(v1):
