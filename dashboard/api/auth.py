@@ -6,9 +6,10 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.throttling import AnonRateThrottle
+
+from .parsers import JSONParser
 
 
 class TokenThrottle(AnonRateThrottle):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import IntegrityError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
@@ -92,6 +93,10 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, ValueError):  # services' bad-input errors, DeclarationError included
         reason = getattr(exc, "reason", None) or str(exc)
         return Response(error_body([(_field_of(exc), reason)]), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, RequestDataTooBig):  # over DATA_UPLOAD_MAX_MEMORY_SIZE: Django's HTML 400
+        exc = PayloadTooLarge(
+            f"the request body is over the limit of {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

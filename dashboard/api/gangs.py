@@ -6,7 +6,6 @@ from django.conf import settings
 from django.db import transaction
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +21,7 @@ from . import selectors
 from .exceptions import ERRORS
 from .filters import GangFilter
 from .pagination import ApiPagination
+from .parsers import JSONParser
 from .permissions import CanKillGang, CanRetryGang
 from .serializers import (
     PRIORITY_MAX,

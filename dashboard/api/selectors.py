@@ -27,9 +27,17 @@ def gang_visible(*, user) -> QuerySet[Gang]:
     return gangs.filter(submitter=user.get_username())
 
 
+def gang_find(*, user, namespace: str, name: str) -> Gang | None:
+    """The gang if it exists and the user may see it. A NUL character (``%00`` in a URL or a
+    form) is never in a name, and PostgreSQL would refuse the query: no gang, not a 500."""
+    if "\x00" in namespace or "\x00" in name:
+        return None
+    return gang_visible(user=user).filter(namespace=namespace, name=name).first()
+
+
 def gang_get(*, user, namespace: str, name: str) -> Gang:
     """The gang, or 404 when it does not exist *or* the user may not see it (same answer)."""
-    gang = gang_visible(user=user).filter(namespace=namespace, name=name).first()
+    gang = gang_find(user=user, namespace=namespace, name=name)
     if gang is None:
         raise Http404(f"gang {namespace}/{name} not found")
     return gang

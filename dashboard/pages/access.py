@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.http import Http404
 
-from dashboard.api.selectors import gang_visible
+from dashboard.api.selectors import gang_find
 from scheduler_core.models import Gang
 
 RETRY = "retry"
@@ -15,7 +15,7 @@ ACTION_PERMISSIONS = {RETRY: "scheduler_core.retry_gang", KILL: "scheduler_core.
 
 def _get_gang_for_user(user, namespace: str, name: str) -> Gang:
     """The gang, or 404 when it does not exist or the user may not see it (the same answer)."""
-    gang = gang_visible(user=user).filter(namespace=namespace, name=name).first()
+    gang = gang_find(user=user, namespace=namespace, name=name)
     if gang is None:
         raise Http404(f"gang {namespace}/{name} not found")
     return gang

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dashboard.api.selectors import gang_visible
+from dashboard.api.selectors import gang_find
 from scheduler_core.services.operator import GangActionError, gang_kill, gang_retry
 
 from .access import KILL, RETRY, can_act
@@ -30,7 +30,7 @@ def gangs_act(*, user, action: str, keys: list[str]) -> list[ActionResult]:
     results = []
     for key in dict.fromkeys(keys):  # a key posted twice is acted on once
         namespace, _, name = key.partition("/")
-        gang = gang_visible(user=user).filter(namespace=namespace, name=name).first()
+        gang = gang_find(user=user, namespace=namespace, name=name)
         if gang is None:
             results.append(ActionResult(key, False, NOT_FOUND.format(key=key)))
         elif not can_act(user, gang, action):

@@ -1,10 +1,12 @@
 """Settings, split by topic; every value comes from an environment variable with a local default.
 
 The variables are listed in README.md. ``env.py`` holds the parsers, ``base.py`` Django itself,
-``scheduler.py`` gangsched's own switches, ``celery.py`` and ``channels.py`` the Redis-backed parts.
+``scheduler.py`` gangsched's own switches, ``celery.py`` and ``channels.py`` the Redis-backed parts,
+``security.py`` the HTTPS switches of a production site.
 """
 
 from .base import *  # noqa: F403
 from .celery import *  # noqa: F403
 from .channels import *  # noqa: F403
 from .scheduler import *  # noqa: F403
+from .security import *  # noqa: F403

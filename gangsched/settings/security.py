@@ -1,0 +1,44 @@
+"""Production security switches: one variable, ``GANGSCHED_HTTPS=1``, turns on everything
+``manage.py check --deploy`` asks of a site served over HTTPS (a test runs the check with it).
+
+Off by default because ``make run`` and the tests serve plain HTTP on 127.0.0.1, where secure
+cookies would never be sent back and the redirect would lead nowhere. When it is on:
+
+- plain-HTTP requests are redirected to HTTPS, except ``/healthz`` and ``/metrics``, which
+  Kubernetes probes and Prometheus call inside the cluster over HTTP;
+- HSTS for ``GANGSCHED_HSTS_SECONDS`` (one year), subdomains included, marked preloadable;
+- the session and CSRF cookies are sent only over HTTPS;
+- ``SECRET_KEY`` must come from the environment: the laptop default would let anyone who has read
+  this repository forge sessions, so startup stops instead.
+
+Behind a proxy that terminates TLS, ``GANGSCHED_TRUST_X_FORWARDED_PROTO=1`` makes Django believe
+its ``X-Forwarded-Proto: https`` (set it only when the proxy overwrites that header, or a client
+could claim HTTPS); ``CSRF_TRUSTED_ORIGINS`` lists the origins forms may be posted from when they
+differ from the host (``https://gangsched.example.com``).
+"""
+
+import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .env import parse_bool, parse_list
+
+GANGSCHED_HTTPS = parse_bool("GANGSCHED_HTTPS", os.environ.get("GANGSCHED_HTTPS"))
+
+if GANGSCHED_HTTPS:
+    if not os.environ.get("SECRET_KEY"):
+        raise ImproperlyConfigured(
+            "GANGSCHED_HTTPS=1 needs SECRET_KEY from the environment (50+ random chars)"
+        )
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+    SECURE_HSTS_SECONDS = int(os.environ.get("GANGSCHED_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
+if parse_bool("GANGSCHED_TRUST_X_FORWARDED_PROTO", os.environ.get("GANGSCHED_TRUST_X_FORWARDED_PROTO")):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+CSRF_TRUSTED_ORIGINS = parse_list(os.environ.get("CSRF_TRUSTED_ORIGINS"), "")
