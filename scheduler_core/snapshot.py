@@ -98,10 +98,18 @@ def _ints(data: Mapping[str, Any]) -> dict[str, int]:
 # ---------------------------------------------------------------- rows -> engine objects
 
 
+def available(allocatable: Mapping[str, int], external: Mapping[str, int]) -> dict[str, int]:
+    """What gangsched may place on a node: its allocatable less what other schedulers' pods use
+    (never below zero: a node other schedulers over-filled simply has no room)."""
+    if not external:
+        return dict(allocatable)
+    return {name: max(0, amount - external.get(name, 0)) for name, amount in allocatable.items()}
+
+
 def node_to_engine(node: Node) -> engine.Node:
     return engine.Node(
         name=node.name,
-        allocatable=_ints(node.allocatable),
+        allocatable=available(_ints(node.allocatable), _ints(node.external_usage)),
         labels=dict(node.labels),
         taints=tuple(taint_from_json(t) for t in node.taints),
         unschedulable=node.unschedulable,
@@ -318,21 +326,27 @@ def build_snapshot() -> engine.Snapshot:
     )
     node_rows = (
         Node.objects.annotate(
-            allocatable_text=_text("allocatable"), labels_text=_text("labels"), taints_text=_text("taints")
+            allocatable_text=_text("allocatable"),
+            labels_text=_text("labels"),
+            taints_text=_text("taints"),
+            external_text=_text("external_usage"),
         )
         .order_by("name")
-        .values_list("name", "allocatable_text", "labels_text", "taints_text", "unschedulable", "ready")
+        .values_list(
+            *("name", "allocatable_text", "labels_text", "taints_text"),
+            *("unschedulable", "ready", "external_text"),
+        )
     )
     nodes = tuple(
         engine.Node(
             name=name,
-            allocatable=dict(decode.ints(allocatable)),
+            allocatable=available(decode.ints(allocatable), decode.ints(external)),
             labels=dict(decode.json(labels)),
             taints=decode.taints(taints),
             unschedulable=unschedulable,
             ready=ready,
         )
-        for name, allocatable, labels, taints, unschedulable, ready in node_rows
+        for name, allocatable, labels, taints, unschedulable, ready, external in node_rows
     )
     return engine.Snapshot(
         nodes=nodes,

@@ -9,6 +9,22 @@ CLUSTER_BACKEND = parse_cluster_backend(os.environ.get("CLUSTER_BACKEND"))
 # The schedulerName pods set to be scheduled by gangsched on a real cluster.
 GANGSCHED_SCHEDULER_NAME = os.environ.get("GANGSCHED_SCHEDULER_NAME", "gangsched")
 
+# The Kubernetes backend (scheduler_core/cluster/kube/). The API server is found from KUBECONFIG
+# (or ~/.kube/config), else the pod's service account. Client rate limits as kube-scheduler's
+# defaults (--kube-api-qps 50, --kube-api-burst 100).
+GANGSCHED_KUBE_QPS = float(os.environ.get("GANGSCHED_KUBE_QPS", "50"))
+GANGSCHED_KUBE_BURST = int(os.environ.get("GANGSCHED_KUBE_BURST", "100"))
+# The namespace of gangsched's leader-election Lease; empty: the pod's own namespace (read from
+# the service account), else "default".
+GANGSCHED_KUBE_NAMESPACE = os.environ.get("GANGSCHED_KUBE_NAMESPACE", "")
+# This process's identity in the Lease; empty: the host name (the pod name in a cluster).
+GANGSCHED_LEADER_ID = os.environ.get("GANGSCHED_LEADER_ID", "")
+# The Lease: taken over when not renewed for this long; renewed by the watcher every period.
+GANGSCHED_LEASE_DURATION_S = float(os.environ.get("GANGSCHED_LEASE_DURATION_S", "15"))
+GANGSCHED_LEASE_RENEW_S = float(os.environ.get("GANGSCHED_LEASE_RENEW_S", "2"))
+# The image of placeholder pods, which hold reserved capacity against other schedulers.
+GANGSCHED_PLACEHOLDER_IMAGE = os.environ.get("GANGSCHED_PLACEHOLDER_IMAGE", "registry.k8s.io/pause:3.10")
+
 # The scheduler lease (services/lease.py): a cycle's holder must finish (or renew) within this
 # many seconds, or another worker may take over and the stale holder's writes are refused.
 GANGSCHED_LEASE_TTL_S = float(os.environ.get("GANGSCHED_LEASE_TTL_S", "30"))

@@ -29,7 +29,7 @@ __all__ = [
 #: name -> (label, dotted path of the class); None: not available yet.
 BACKENDS: dict[str, tuple[str, str | None]] = {
     "simulated": ("Simulated cluster (PostgreSQL)", "scheduler_core.cluster.simulated.SimulatedCluster"),
-    "kubernetes": ("Kubernetes API", None),
+    "kubernetes": ("Kubernetes API", "scheduler_core.cluster.kube.backend.KubernetesCluster"),
 }
 
 _instances: dict[str, ClusterBackend] = {}

@@ -14,6 +14,9 @@ class Node(models.Model):
     labels = models.JSONField(default=dict, blank=True, validators=[validate_string_map])
     # [{"key": "gpu", "value": "a100", "effect": "NoSchedule"}], Kubernetes' spelling.
     taints = models.JSONField(default=list, blank=True, validators=[validate_taints])
+    # Requests of running pods placed by other schedulers (kube-scheduler's, DaemonSets') on a
+    # real cluster, kept by the watch: capacity gangsched must leave alone. Same units as above.
+    external_usage = models.JSONField(default=dict, blank=True, validators=[validate_resource_map])
     unschedulable = models.BooleanField(default=False, help_text="Cordoned: no new pods are placed here.")
     ready = models.BooleanField(default=True)
     created = models.DateTimeField(default=timezone.now)

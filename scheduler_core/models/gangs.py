@@ -199,6 +199,9 @@ class Member(models.Model):
     preemptible = models.BooleanField(default=True)
     # Being deleted (a deletionTimestamp is set): it still holds its node until it is gone, and
     # the engine never picks it as a preemption victim again.
+    # The uid of the Kubernetes pod this row mirrors (empty on the simulated cluster): tells a
+    # pod recreated under the same name (a StatefulSet's) from the one it replaced.
+    uid = models.CharField(max_length=64, blank=True, default="")
     terminating = models.BooleanField(default=False)
     phase = models.CharField(max_length=16, choices=MemberPhase.choices, default=MemberPhase.PENDING)
     node = models.CharField(max_length=253, null=True, blank=True, help_text="Bound to; empty: pending.")

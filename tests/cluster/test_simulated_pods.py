@@ -82,6 +82,9 @@ def test_a_failure_rate_outside_0_to_1_is_a_configuration_error():
         get_backend()
 
 
-def test_the_kubernetes_backend_is_not_there_yet():
-    with pytest.raises(ImproperlyConfigured, match="issue 6"):
+def test_the_kubernetes_backend_without_a_cluster_says_how_to_configure_one(monkeypatch, tmp_path):
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config either
+    with pytest.raises(ImproperlyConfigured, match="set KUBECONFIG"):
         get_backend("kubernetes")
