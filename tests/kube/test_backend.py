@@ -141,11 +141,12 @@ def test_410_gone_relists_and_forgets_what_was_deleted_meanwhile(cluster, kube_a
     wait_until(lambda: Member.objects.filter(name="doomed").exists(), what="the pod")
     pods = cluster.reflector("Pod")
     lists = pods.stats.lists
-    with cluster.watcher.reflectors[0].lock:  # hold the mirror still while history is lost
-        kube_api.compact()
-        kube_api.drop_watches()
-        kube_api.delete("v1/pods", "doomed", "default")
-        kube_api.compact()
+    # The stream drops and the first reconnect fails (the reflector backs off); meanwhile the
+    # pod is deleted and etcd compacts that event away: the resumed watch is 410 Gone.
+    kube_api.fail_next("watch", r"/api/v1/pods", 500)
+    kube_api.drop_watches()
+    kube_api.delete("v1/pods", "doomed", "default")
+    kube_api.compact()
     wait_until(lambda: pods.stats.lists > lists, what="the relist")
     assert pods.stats.expired >= 1
     wait_until(lambda: not Member.objects.filter(name="doomed").exists(), what="the deleted pod forgotten")
@@ -339,3 +340,82 @@ def test_cycles_wait_for_the_watcher(kube_api):
         wait_until(harness.backend.sync, what="the watcher to be ready")
     harness.stop()
     assert harness.backend.sync() is False  # a stopped watcher clears the flag at once
+
+
+VOLCANO = ("scheduling.volcano.sh", "v1beta1", "podgroups")
+
+
+def test_optional_kinds_are_watched_only_when_served(cluster, kube_api):
+    kinds = {(r.kind, getattr(r.mirror, "api_version", "v1")) for r in cluster.watcher.reflectors}
+    assert ("PodGroup", "scheduling.x-k8s.io/v1alpha1") in kinds
+    assert ("PodGroup", "scheduling.volcano.sh/v1beta1") not in kinds  # no Volcano here: skipped
+
+    kube_api.add_crd(*VOLCANO, kind="PodGroup")
+    cluster.stop()
+    cluster.start()
+    kinds = {(r.kind, getattr(r.mirror, "api_version", "v1")) for r in cluster.watcher.reflectors}
+    assert ("PodGroup", "scheduling.volcano.sh/v1beta1") in kinds
+
+
+def test_a_volcano_podgroup_is_scheduled_and_gets_its_status(cluster, kube_api):
+    kube_api.add_crd(*VOLCANO, kind="PodGroup")
+    cluster.stop()
+    cluster.start()
+    kube_api.create(
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "vc", "namespace": "default"},
+            "spec": {"minMember": 2, "queue": "default"},
+        }
+    )
+    names = ["vc-0", "vc-1"]
+    for name in names:
+        member = pod(name)
+        member["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "vc"}
+        kube_api.create(member)
+    wait_until(mirrored("vc", 2), what="the Volcano gang in the database")
+
+    cluster.cycle()
+    assert all(bound_nodes(kube_api, names).values())
+    cluster.watcher.step()
+
+    status = kube_api.get("scheduling.volcano.sh/v1beta1/podgroups", "vc", "default")["status"]
+    assert status["phase"] == "Inqueue"  # bound, not yet running
+    for name in names:
+        kube_api.patch("v1/pods", name, {"status": {"phase": "Running"}}, "default")
+    wait_until(lambda: Gang.objects.get(name="vc").phase == "Running", what="the gang to run")
+    cluster.watcher.step()
+    status = kube_api.get("scheduling.volcano.sh/v1beta1/podgroups", "vc", "default")["status"]
+    assert status["phase"] == "Running" and status["running"] == 2
+
+
+def test_an_upstream_podgroup_gets_a_scheduled_condition(cluster, kube_api):
+    kube_api.add_crd("scheduling.k8s.io", "v1alpha2", "podgroups", kind="PodGroup")
+    cluster.stop()
+    cluster.start()
+    kube_api.create(
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha2",
+            "kind": "PodGroup",
+            "metadata": {"name": "up", "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+        }
+    )
+    names = ["up-0", "up-1"]
+    for name in names:
+        member = pod(name)
+        member["spec"]["schedulingGroup"] = {"podGroupName": "up"}
+        kube_api.create(member)
+    wait_until(mirrored("up", 2), what="the upstream gang in the database")
+    cluster.watcher.step()
+    [waiting] = kube_api.get("scheduling.k8s.io/v1alpha2/podgroups", "up", "default")["status"]["conditions"]
+    assert (waiting["type"], waiting["status"]) == ("PodGroupScheduled", "False")
+
+    cluster.cycle()
+    assert all(bound_nodes(kube_api, names).values())
+    cluster.watcher.step()
+    [scheduled] = kube_api.get("scheduling.k8s.io/v1alpha2/podgroups", "up", "default")["status"][
+        "conditions"
+    ]
+    assert scheduled["status"] == "True"

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import Max, Q
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
@@ -30,7 +30,6 @@ from .client import RateLimiter
 
 logger = logging.getLogger(__name__)
 
-PODGROUP_API = ("scheduling.x-k8s.io", "v1alpha1", "podgroups")
 #: gangsched's phases in scheduler-plugins' PodGroup vocabulary (it has no TimedOut or Killed).
 PODGROUP_PHASE = {
     "Pending": "Pending",
@@ -41,6 +40,70 @@ PODGROUP_PHASE = {
     "TimedOut": "Failed",
     "Killed": "Failed",
     "Unknown": "Unknown",
+}
+#: ... and in Volcano's (Pending, Inqueue, Running, Completed, Unknown; no failed phase).
+VOLCANO_PHASE = {
+    "Pending": "Pending",
+    "Scheduling": "Inqueue",
+    "Running": "Running",
+    "Finished": "Completed",
+}
+
+
+def _counts(gang: Gang) -> dict[str, Any]:
+    return {"running": gang.running, "succeeded": gang.succeeded, "failed": gang.failed}
+
+
+def podgroup_status(gang: Gang) -> dict[str, Any]:
+    """scheduler-plugins' PodGroup status, as its controller writes it."""
+    return {
+        "phase": PODGROUP_PHASE.get(gang.phase, "Unknown"),
+        **_counts(gang),
+        "scheduleStartTime": _stamp(gang.schedule_start_time),
+    }
+
+
+def volcano_status(gang: Gang) -> dict[str, Any]:
+    return {"phase": VOLCANO_PHASE.get(gang.phase, "Unknown"), **_counts(gang)}
+
+
+def upstream_status(gang: Gang) -> dict[str, Any]:
+    """The upstream PodGroup's status: a ``PodGroupScheduled`` condition (the API is alpha and
+    still moving; gangsched writes the one condition users look for)."""
+    scheduled = gang.phase in ("Running", "Finished") or gang.satisfied
+    return {
+        "conditions": [
+            {
+                "type": "PodGroupScheduled",
+                "status": "True" if scheduled else "False",
+                "reason": "Scheduled" if scheduled else (gang.reason or gang.phase),
+                "message": "" if scheduled else (gang.message or f"gang is {gang.phase}")[:1024],
+                "lastTransitionTime": _stamp(gang.updated),
+            }
+        ]
+    }
+
+
+#: (apiVersion, kind) of a declaring object -> (group, version, plural, its status from a gang).
+STATUS_KINDS = {
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): (
+        "scheduling.x-k8s.io",
+        "v1alpha1",
+        "podgroups",
+        podgroup_status,
+    ),
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): (
+        "scheduling.volcano.sh",
+        "v1beta1",
+        "podgroups",
+        volcano_status,
+    ),
+    ("scheduling.k8s.io/v1alpha2", "PodGroup"): (
+        "scheduling.k8s.io",
+        "v1alpha2",
+        "podgroups",
+        upstream_status,
+    ),
 }
 #: history kinds that become Events: (reason, type, on the pods too?)
 EVENT_OF = {
@@ -63,7 +126,7 @@ class StatusWriter:
         self.core = client.CoreV1Api(api)
         self.limiter = limiter
         self.component, self.instance = component, instance
-        self._written: dict[tuple[str, str], tuple] = {}
+        self._written: dict[tuple[str, str, str], str] = {}
         self._cursor = GangEvent.objects.aggregate(last=Max("id"))["last"] or 0
 
     def step(self) -> tuple[int, int]:
@@ -73,28 +136,29 @@ class StatusWriter:
     # ------------------------------------------------------------ PodGroup status
 
     def statuses_write(self) -> int:
+        """Each declaring object's status, written when it changed since the last write."""
         written = 0
-        for gang in Gang.objects.filter(
-            declaration__apiVersion="scheduling.x-k8s.io/v1alpha1", declaration__kind="PodGroup"
-        ).only("namespace", "name", "phase", "running", "succeeded", "failed", "schedule_start_time"):
-            status = {
-                "phase": PODGROUP_PHASE.get(gang.phase, "Unknown"),
-                "running": gang.running,
-                "succeeded": gang.succeeded,
-                "failed": gang.failed,
-                "scheduleStartTime": _stamp(gang.schedule_start_time),
-            }
-            key = (gang.namespace, gang.name)
-            fingerprint = tuple(sorted(status.items()))
+        declared = Q()
+        for api_version, kind in STATUS_KINDS:
+            declared |= Q(declaration__apiVersion=api_version, declaration__kind=kind)
+        for gang in Gang.objects.filter(declared).defer("details"):
+            group, version, plural, status_of = STATUS_KINDS[
+                (gang.declaration["apiVersion"], gang.declaration["kind"])
+            ]
+            status = status_of(gang)
+            key = (group, gang.namespace, gang.name)
+            fingerprint = repr(sorted(status.items()))
             if self._written.get(key) == fingerprint:
                 continue
-            if self._patch_status(gang.namespace, gang.name, status):
+            if self._patch_status((group, version, plural), gang.namespace, gang.name, status):
                 self._written[key] = fingerprint
                 written += 1
         return written
 
-    def _patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> bool:
-        group, version, plural = PODGROUP_API
+    def _patch_status(
+        self, api: tuple[str, str, str], namespace: str, name: str, status: dict[str, Any]
+    ) -> bool:
+        group, version, plural = api
         self.limiter.acquire()
         try:
             self.custom.patch_namespaced_custom_object_status(
@@ -127,7 +191,7 @@ class StatusWriter:
             reason, kind = EVENT_OF[GangEventKind(row.kind)]
             message = f"gang {row.gang.key}: {row.reason}"[:1024]
             declaration = row.gang.declaration or {}
-            if declaration.get("kind") == "PodGroup" and declaration.get("apiVersion"):
+            if (declaration.get("apiVersion"), declaration.get("kind")) in STATUS_KINDS:
                 meta = declaration.get("metadata") or {}
                 involved = {
                     "apiVersion": declaration["apiVersion"],
@@ -136,7 +200,7 @@ class StatusWriter:
                     "namespace": row.gang.namespace,
                     "uid": meta.get("uid"),
                 }
-                created += self._event(involved, reason, kind, message)
+                created += self.event(involved, reason, kind, message)
             for pod in self._pods(row.gang, row.kind):
                 involved = {
                     "apiVersion": "v1",
@@ -145,7 +209,7 @@ class StatusWriter:
                     "namespace": pod.namespace,
                     "uid": pod.uid or None,
                 }
-                created += self._event(involved, reason, kind, message)
+                created += self.event(involved, reason, kind, message)
             self._cursor = row.id
         return created
 
@@ -157,7 +221,7 @@ class StatusWriter:
             pods = pods.filter(node__isnull=True, phase=MemberPhase.PENDING)
         return pods.order_by("name").only("namespace", "name", "uid")[:MAX_PODS_PER_EVENT]
 
-    def _event(self, involved: dict[str, Any], reason: str, kind: str, message: str) -> int:
+    def event(self, involved: dict[str, Any], reason: str, kind: str, message: str) -> int:
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         body = {
             "apiVersion": "v1",

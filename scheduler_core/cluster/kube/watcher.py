@@ -199,7 +199,7 @@ class Watcher:
             "namespace": meta.get("namespace"),
             "uid": meta.get("uid"),
         }
-        self._status._event(
+        self._status.event(
             involved, "FailedScheduling", "Warning", f"gangsched cannot read this object: {reason}"
         )
 
