@@ -1,0 +1,36 @@
+"""Trace replay: the engine run in virtual time on recorded workloads, policy by policy (issue 7).
+
+Plain Python + numpy like the engine (no Django: a test checks it), so the CLI, the Celery task
+and the benchmark share it::
+
+    trace = load_trace("jobs.csv")                  # traces.py: gangsched CSV, Tiresias
+    cluster = load_cluster("1000x{cpu=64,memory=512Gi,nvidia.com/gpu=8}")   # clusters.py
+    comparison = compare(trace, cluster, get_policies(["pod", "gangsched"]))  # compare.py
+    results, plots = write_outputs(comparison, Path("out"))
+"""
+
+from .clusters import Cluster, ClusterSpecError, load_cluster
+from .compare import Comparison, compare, write_outputs
+from .policies import POLICIES, Policy, UnknownPolicy, get_policies
+from .replay import ReplayOptions, replay
+from .traces import Job, Trace, TraceError, load_trace, parse_trace
+
+__all__ = [
+    "POLICIES",
+    "Cluster",
+    "ClusterSpecError",
+    "Comparison",
+    "Job",
+    "Policy",
+    "ReplayOptions",
+    "Trace",
+    "TraceError",
+    "UnknownPolicy",
+    "compare",
+    "get_policies",
+    "load_cluster",
+    "load_trace",
+    "parse_trace",
+    "replay",
+    "write_outputs",
+]

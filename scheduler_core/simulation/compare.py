@@ -1,0 +1,89 @@
+"""One comparison: a trace on a cluster under several policies, and the files it writes.
+
+Policies replay independently, so with ``processes`` > 1 each runs in its own process (the
+comparison of five policies uses both cores of a small machine). Inside a daemonic process (a
+Celery prefork child) no children may be started, so callers there pass ``processes=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .clusters import Cluster
+from .metrics import summarise
+from .plots import write_plots
+from .policies import Policy
+from .replay import Replay, ReplayOptions, replay
+from .traces import Trace
+
+RESULTS = "results.json"
+
+
+@dataclass
+class Comparison:
+    trace: Trace
+    cluster: Cluster
+    replays: list[Replay]
+    options: ReplayOptions
+
+    def results(self) -> dict:
+        return {
+            "trace": self.trace.name,
+            "cluster": self.cluster.name,
+            "jobs": len(self.trace.jobs),
+            "nodes": len(self.cluster.nodes),
+            "tick_s": self.options.tick,
+            "queue_window": self.options.queue_window,
+            "policies": {replay.policy: summarise(replay) for replay in self.replays},
+        }
+
+
+def compare(
+    trace: Trace,
+    cluster: Cluster,
+    policies: list[Policy],
+    options: ReplayOptions | None = None,
+    processes: int = 1,
+    progress: Callable[[float], None] | None = None,
+) -> Comparison:
+    """Replay every policy; ``progress`` gets the fraction done (0..1) now and then."""
+    options = options or ReplayOptions()
+    processes = max(1, min(processes, len(policies), os.cpu_count() or 1))
+    if processes == 1:
+        replays = []
+        for done, policy in enumerate(policies):
+            step = _scaled(progress, done, len(policies))
+            local = ReplayOptions(**{**options.__dict__, "progress": step})
+            replays.append(replay(trace, cluster, policy, local))
+            if progress is not None:
+                progress((done + 1) / len(policies))
+    else:
+        quiet = ReplayOptions(**{**options.__dict__, "progress": None})
+        with ProcessPoolExecutor(max_workers=processes) as pool:
+            futures = [pool.submit(replay, trace, cluster, policy, quiet) for policy in policies]
+            replays = []
+            for done, future in enumerate(futures):
+                replays.append(future.result())
+                if progress is not None:
+                    progress((done + 1) / len(policies))
+    return Comparison(trace, cluster, replays, options)
+
+
+def _scaled(progress: Callable[[float], None] | None, done: int, total: int):
+    if progress is None:
+        return None
+    return lambda fraction: progress((done + fraction) / total)
+
+
+def write_outputs(comparison: Comparison, out: Path) -> tuple[dict, list[Path]]:
+    """``out/results.json`` and the PNG plots; returns the results and the plot paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = comparison.results()
+    (out / RESULTS).write_text(json.dumps(results, indent=2) + "\n")
+    title = f"{comparison.trace.name} ({len(comparison.trace.jobs)} jobs) on {comparison.cluster.name}"
+    return results, write_plots(comparison.replays, out, title)

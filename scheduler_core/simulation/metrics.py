@@ -1,0 +1,77 @@
+"""The numbers a replay is judged by, one dict per policy (the ``policies`` entries of results.json).
+
+Definitions (the README's "Trace replay" repeats them):
+
+* queueing delay (wait) = the gang's start (``min_workers`` bound together) - submission; JCT =
+  end - submission. Averages and percentiles of JCT are over the jobs that finished; of the wait,
+  over the jobs that started (a preempted job counts from its last start). Jobs that never started
+  or never finished are *excluded* from those figures and counted apart (``jobs_never_started``,
+  ``jobs_finished`` < ``jobs_total``), so a policy that leaves jobs behind cannot look faster by
+  it: read the counts first.
+* makespan = last end - first submission, over finished jobs.
+* utilisation = resources held by running jobs, integrated over time, / (capacity x the span from
+  the first submission to the end of the replay).
+* waste = resource-hours held (bound or reserved) by members of gangs that were not running;
+  cpu in core-hours, memory in GiB-hours, anything else (GPUs) in unit-hours.
+* deadlocked_jobs = jobs not running at the end whose members still hold resources.
+* scheduler_seconds = wall time spent inside ``run_cycle`` over the whole replay; the per-cycle
+  mean and p95 are given beside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .replay import Replay
+
+_UNIT = {"cpu": 1000.0, "memory": float(2**30)}
+
+
+def summarise(replay: Replay) -> dict:
+    finished = ~np.isnan(replay.finish)
+    started = ~np.isnan(replay.start)
+    jct = replay.finish[finished] - replay.submit[finished]
+    wait = replay.start[started] - replay.submit[started]
+    first = float(replay.submit.min()) if len(replay.submit) else 0.0
+    span = max(replay.end_time - first, 0.0)
+    cycles = np.array(replay.cycle_seconds) if replay.cycle_seconds else np.zeros(1)
+    return {
+        "jobs_total": int(len(replay.submit)),
+        "jobs_finished": int(finished.sum()),
+        "jobs_never_started": int((~started & ~finished).sum()),
+        "avg_jct_s": _mean(jct),
+        "p50_jct_s": _percentile(jct, 50),
+        "p95_jct_s": _percentile(jct, 95),
+        "avg_wait_s": _mean(wait),
+        "p50_wait_s": _percentile(wait, 50),
+        "p95_wait_s": _percentile(wait, 95),
+        "makespan_s": round(float(replay.finish[finished].max()) - first, 3) if finished.any() else None,
+        "utilization": {
+            resource: round(float(replay.useful_seconds[i] / (replay.capacity[i] * span)), 4)
+            if span and replay.capacity[i]
+            else 0.0
+            for i, resource in enumerate(replay.resources)
+        },
+        "waste_resource_hours": {
+            resource: round(float(replay.held_seconds[i]) / _UNIT.get(resource, 1.0) / 3600.0, 3)
+            for i, resource in enumerate(replay.resources)
+        },
+        "deadlocked_jobs": int(replay.deadlocked.sum()),
+        "preemptions": replay.preemptions,
+        "scheduler_seconds": round(float(sum(replay.cycle_seconds)), 3),
+        "cycles": replay.cycles,
+        "scheduler_seconds_per_cycle_avg": round(float(cycles.mean()), 6),
+        "scheduler_seconds_per_cycle_p95": round(float(np.percentile(cycles, 95)), 6),
+        "replay_wall_seconds": round(replay.wall_seconds, 3),
+        "virtual_end_s": round(replay.end_time, 3),
+        "virtual_time_cap_s": round(replay.time_cap, 3),
+        "stopped_by": replay.stopped_by,
+    }
+
+
+def _mean(values: np.ndarray) -> float | None:
+    return round(float(values.mean()), 3) if values.size else None
+
+
+def _percentile(values: np.ndarray, q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 3) if values.size else None

@@ -1,0 +1,91 @@
+"""The policies a replay compares: each a real system's behaviour on gangs, as an ``EngineConfig``.
+
+One engine, five configurations: the differences between the systems are exactly the switches
+below, so a difference in the results is a difference in policy, not in implementation quality.
+``models`` and ``simplifies`` are the README's policy table (see "Trace replay").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scheduler_core.engine.model import EngineConfig, GangMode, HeadOfLine
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    name: str
+    config: EngineConfig
+    models: str
+    simplifies: str
+
+
+_COMMON = {"preemption": False, "deadlock_resolution": False, "timeouts": False}
+
+POLICIES: dict[str, Policy] = {
+    policy.name: policy
+    for policy in (
+        Policy(
+            "pod",
+            EngineConfig(gangs=False, head_of_line=HeadOfLine.NONE, **_COMMON),
+            "kube-scheduler without coscheduling: each pod is placed on its own, in priority then "
+            "creation order, wherever it fits; a gang's pods that are bound hold their resources "
+            "while the rest wait, so two partial gangs can deadlock.",
+            "All pods of a job are created at its submission; kube-scheduler's backoff and "
+            "unschedulable queues are not modelled (a pod that does not fit is retried every cycle, "
+            "in queue order). No pod preemption (the traces have one priority).",
+        ),
+        Policy(
+            "coscheduling",
+            EngineConfig(head_of_line=HeadOfLine.NONE, force_mode=GangMode.STRICT, **_COMMON),
+            "scheduler-plugins Coscheduling: strict all-or-nothing per PodGroup, ordered by priority "
+            "then creation; a gang that does not fit is skipped and any smaller one behind it that "
+            "fits starts (no head reservation, so large gangs can starve); no gang preemption.",
+            "A gang that does not fit is rolled back within the cycle: the Permit stage's waiting "
+            "pods (which hold resources until the permit timeout) are not modelled, which favours "
+            "coscheduling.",
+        ),
+        Policy(
+            "nonstrict",
+            EngineConfig(head_of_line=HeadOfLine.NONE, force_mode=GangMode.NON_STRICT, **_COMMON),
+            "Koordinator NonStrict gangs: members that fit are reserved and kept across cycles while "
+            "the gang accumulates the rest; nothing breaks two gangs holding what the other needs.",
+            "No gang timeout (Koordinator's default waitTime would release a stuck gang after a "
+            "while and let it start over); reservations are kept by every gang, not only the head.",
+        ),
+        Policy(
+            "fifo-gang",
+            EngineConfig(head_of_line=HeadOfLine.BLOCK, force_mode=GangMode.STRICT, **_COMMON),
+            "kube-batch / YuniKorn FIFO gang scheduling: strict all-or-nothing in queue order; "
+            "nothing behind a gang that does not fit starts (no backfill).",
+            "One queue; no preemption (the traces have one priority); YuniKorn's placeholders are "
+            "not modelled (they would hold resources while the gang waits).",
+        ),
+        Policy(
+            "gangsched",
+            EngineConfig(),
+            "gangsched: strict all-or-nothing, EASY backfilling around a reserved head (a unit behind "
+            "it starts only if it never delays the head), whole-gang preemption, deadlock breaking, "
+            "timeouts.",
+            "Declared durations are the trace's exact run times (the most favourable case for "
+            "backfilling); the traces declare no gang timeouts.",
+        ),
+    )
+}
+
+
+class UnknownPolicy(ValueError):
+    pass
+
+
+def get_policies(names: list[str] | tuple[str, ...]) -> list[Policy]:
+    """The named policies, in the order given, each once; ``UnknownPolicy`` names the bad one."""
+    chosen: list[Policy] = []
+    for name in names:
+        if name not in POLICIES:
+            raise UnknownPolicy(f"unknown policy {name!r}: choose among {', '.join(POLICIES)}")
+        if POLICIES[name] not in chosen:
+            chosen.append(POLICIES[name])
+    if not chosen:
+        raise UnknownPolicy(f"no policy given: choose among {', '.join(POLICIES)}")
+    return chosen

@@ -1,0 +1,49 @@
+"""Hand-made traces whose outcome under each policy is known by hand (see helpers.py)."""
+
+import pytest
+
+from .helpers import JOB_A_JOB_B, ONE_NODE, STARVATION, THREE_NODES, run, times
+
+
+@pytest.mark.parametrize("policy", ["pod", "nonstrict"])
+def test_it_deadlocks_job_a_and_job_b_when_partial_gangs_hold_resources(policy):
+    result = run(JOB_A_JOB_B, THREE_NODES, policy)
+    outcome = times(result, JOB_A_JOB_B)
+    assert outcome["A"] == (None, None) and outcome["B"] == (None, None)
+    assert int(result.deadlocked.sum()) == 2
+    assert result.stopped_by == "no event left"
+    # A holds n0's 4 GPUs from t=20, B 6 GPUs from t=102, until the last event (R ends, t=1001).
+    gpu = result.resources.index("nvidia.com/gpu")
+    assert result.held_seconds[gpu] == pytest.approx(4 * (1001 - 20) + 6 * (1001 - 102))
+
+
+def test_it_never_deadlocks_under_gangsched_and_backfills_b_before_a():
+    result = run(JOB_A_JOB_B, THREE_NODES, "gangsched")
+    outcome = times(result, JOB_A_JOB_B)
+    assert int(result.deadlocked.sum()) == 0
+    assert outcome["B"] == (102.0, 112.0)  # backfilled: it ends long before A can start
+    assert outcome["A"] == (1001.0, 1011.0)  # as soon as R ends, as under FIFO
+    assert result.held_seconds.sum() == 0
+
+
+def test_fifo_gang_makes_b_wait_behind_a_while_coscheduling_lets_it_pass():
+    fifo = times(run(JOB_A_JOB_B, THREE_NODES, "fifo-gang"), JOB_A_JOB_B)
+    greedy = times(run(JOB_A_JOB_B, THREE_NODES, "coscheduling"), JOB_A_JOB_B)
+    assert fifo["A"] == (1001.0, 1011.0) and fifo["B"] == (1011.0, 1021.0)
+    assert greedy["B"] == (102.0, 112.0) and greedy["A"] == (1001.0, 1011.0)
+
+
+def test_backfill_finishes_a_small_job_earlier_without_delaying_the_big_one():
+    gangsched = times(run(STARVATION, ONE_NODE, "gangsched"), STARVATION)
+    fifo = times(run(STARVATION, ONE_NODE, "fifo-gang"), STARVATION)
+    assert gangsched["BIG"] == fifo["BIG"] == (100.0, 150.0)
+    assert gangsched["S3"] == (3.0, 53.0)  # backfilled: ends before BIG's shadow time
+    assert fifo["S3"] == (150.0, 200.0)
+    assert gangsched["S2"] == (150.0, 350.0)  # too long to backfill: waits behind BIG
+
+
+def test_coscheduling_starves_the_big_gang_that_gangsched_protects():
+    greedy = times(run(STARVATION, ONE_NODE, "coscheduling"), STARVATION)
+    assert greedy["S2"] == (2.0, 202.0)  # took the free half at once
+    assert greedy["S3"] == (100.0, 150.0)
+    assert greedy["BIG"] == (202.0, 252.0)  # 102 s later than under gangsched
