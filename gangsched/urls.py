@@ -2,11 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from dashboard import views
+from dashboard import login, views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("accounts/login/", login.LoginView.as_view(), name="login"),  # with a failure limit
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("dashboard.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

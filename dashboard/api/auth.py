@@ -3,12 +3,18 @@ anonymous users may call). Send it as ``Authorization: Token <key>``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.throttling import AnonRateThrottle
 
+from dashboard.login import locked_out_message, login_failed, login_locked, login_succeeded
+
+from .exceptions import ERRORS
 from .parsers import JSONParser
 
 
@@ -30,8 +36,24 @@ class TokenObtainApi(ObtainAuthToken):
         request=inline_serializer(
             "TokenInput", {"username": serializers.CharField(), "password": serializers.CharField()}
         ),
-        responses={200: inline_serializer("TokenOutput", {"token": serializers.CharField()})},
+        responses={
+            200: inline_serializer("TokenOutput", {"token": serializers.CharField()}),
+            400: ERRORS,
+            429: ERRORS,
+        },
         auth=[],
     )
     def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
+        # The sign-in page's failure limit (dashboard/login.py) holds here too: one count per
+        # username and address, whichever door the guesses come through.
+        username = request.data.get("username") if isinstance(request.data, Mapping) else None
+        username = username if isinstance(username, str) else ""
+        if login_locked(request, username):
+            raise Throttled(detail=locked_out_message())
+        try:
+            response = super().post(request, *args, **kwargs)
+        except ValidationError:
+            login_failed(request, username)
+            raise
+        login_succeeded(request, username)
+        return response

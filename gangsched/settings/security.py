@@ -42,3 +42,8 @@ if parse_bool("GANGSCHED_TRUST_X_FORWARDED_PROTO", os.environ.get("GANGSCHED_TRU
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 CSRF_TRUSTED_ORIGINS = parse_list(os.environ.get("CSRF_TRUSTED_ORIGINS"), "")
+
+# Failed sign-ins (login page and token endpoint, dashboard/login.py): this many per username or
+# client address within the lockout window, then 429 until the window has passed.
+GANGSCHED_LOGIN_MAX_FAILURES = int(os.environ.get("GANGSCHED_LOGIN_MAX_FAILURES", "10"))
+GANGSCHED_LOGIN_LOCKOUT_S = int(os.environ.get("GANGSCHED_LOGIN_LOCKOUT_S", "900"))

@@ -61,7 +61,7 @@ def gang_retry(*, gang: Gang, by: str) -> Gang:
     members = Member.objects.filter(gang=gang).exclude(phase=MemberPhase.SUCCEEDED)
     members_recreate(members.filter(phase=MemberPhase.FAILED).values_list("pk", flat=True), now=now)
     members.update(annotations=JSONRemoveKeys(F("annotations"), Value([TIMEOUT_ANNOTATION])))
-    event_record(gang=gang, kind=GangEventKind.RETRIED, reason=f"retried by {by}")
+    event_record(gang=gang, kind=GangEventKind.RETRIED, reason=f"retried by {by}", details={"by": by})
     logger.info("gang %s retried by %s", gang.key, by)
     _wake_scheduler()
     gang.refresh_from_db()
@@ -92,7 +92,7 @@ def gang_kill(*, gang: Gang, by: str, reason: str = "") -> Gang:
     Member.objects.filter(pk__in=[m.pk for m in active], phase__in=ACTIVE_MEMBER_PHASES).update(
         phase=MemberPhase.FAILED, reserved_node=None, finished_at=now, updated=now
     )
-    event_record(gang=gang, kind=GangEventKind.KILLED, reason=why, details={"pods": len(active)})
+    event_record(gang=gang, kind=GangEventKind.KILLED, reason=why, details={"pods": len(active), "by": by})
     logger.info("gang %s %s", gang.key, why)
     _wake_scheduler()
     gang.refresh_from_db()
