@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import auth, cluster, gangs, manifests
+from . import auth, cluster, gangs, manifests, simulations
 
 app_name = "api"
 
@@ -17,4 +17,6 @@ urlpatterns = [
     path("events/", cluster.EventListApi.as_view(), name="events"),
     path("nodes/", cluster.NodeListApi.as_view(), name="nodes"),
     path("cluster/", cluster.ClusterApi.as_view(), name="cluster"),
+    path("simulations/", simulations.SimulationListStartApi.as_view(), name="simulations"),
+    path("simulations/<int:pk>/", simulations.SimulationDetailApi.as_view(), name="simulation"),
 ]

@@ -1,11 +1,178 @@
-"""/simulations/: trace replay arrives in a later issue; the page says so."""
+"""/simulations/: start a trace replay (operators), watch its progress, compare policies side by side."""
 
+from __future__ import annotations
+
+from django import forms
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from dashboard.api.simulations import START_SIMULATION
+from dashboard.models import SimulationRun
+from dashboard.simulations import (
+    MAX_UPLOAD_BYTES,
+    POLICY_NAMES,
+    cluster_check,
+    plot_dir,
+    shared_traces,
+    simulation_run_create,
+    trace_check,
+)
+from scheduler_core.simulation import POLICIES
+from scheduler_core.simulation.plots import PLOTS
+
+DEFAULT_CLUSTER = "n32g4"
+RUNS_SHOWN = 50
+#: The rows of the side-by-side table: label, results key, how to show the value.
+METRICS = (
+    ("Jobs finished", "jobs_finished", "count"),
+    ("Deadlocked jobs", "deadlocked_jobs", "count"),
+    ("Avg wait (s)", "avg_wait_s", "seconds"),
+    ("p95 wait (s)", "p95_wait_s", "seconds"),
+    ("Avg JCT (s)", "avg_jct_s", "seconds"),
+    ("p95 JCT (s)", "p95_jct_s", "seconds"),
+    ("Makespan (s)", "makespan_s", "seconds"),
+    ("Scheduler time (s)", "scheduler_seconds", "seconds"),
+)
+
+
+class SimulationForm(forms.Form):
+    trace = forms.ChoiceField(required=False, label="Shared trace")
+    trace_file = forms.FileField(required=False, label="or upload a CSV")
+    cluster = forms.CharField(
+        initial=DEFAULT_CLUSTER,
+        max_length=1000,
+        help_text="e.g. 1000x{cpu=64,memory=512Gi,nvidia.com/gpu=8}, n32g4, or a node list name",
+    )
+    policies = forms.MultipleChoiceField(
+        choices=[(name, name) for name in POLICY_NAMES],
+        initial=list(POLICY_NAMES),
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["trace"].choices = [("", "—")] + [(name, name) for name in shared_traces()]
+
+    def clean_cluster(self) -> str:
+        try:
+            cluster_check(self.cleaned_data["cluster"])
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from error
+        return self.cleaned_data["cluster"]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        upload = data.get("trace_file")
+        text = None
+        if upload is not None:
+            if upload.size > MAX_UPLOAD_BYTES:
+                self.add_error("trace_file", f"larger than {MAX_UPLOAD_BYTES // 2**20} MiB")
+                return data
+            try:
+                text = upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                self.add_error("trace_file", "not a UTF-8 text file")
+                return data
+        try:
+            trace_check(
+                shared=data.get("trace") or None, upload_name=getattr(upload, "name", None), upload_text=text
+            )
+        except ValueError as error:
+            self.add_error("trace_file" if upload is not None else "trace", str(error))
+        data["trace_text"] = text
+        return data
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def simulation_list(request):
+    can_start = request.user.has_perm(START_SIMULATION)
+    form = SimulationForm()
+    if request.method == "POST":
+        if not can_start:
+            raise PermissionDenied("only operators may start simulations")
+        form = SimulationForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data
+            upload = data.get("trace_file")
+            run = simulation_run_create(
+                user=request.user,
+                shared=data.get("trace") or None,
+                upload_name=getattr(upload, "name", None),
+                upload_text=data.get("trace_text"),
+                cluster=data["cluster"],
+                policies=data["policies"],
+            )
+            return redirect("dashboard:simulation", run.pk)
+    runs = list(
+        SimulationRun.objects.select_related("requested_by").defer("trace_text", "results")[:RUNS_SHOWN]
+    )
+    status = 400 if form.is_bound else 200
+    return render(
+        request,
+        "dashboard/simulations.html",
+        {"runs": runs, "form": form, "can_start": can_start, "active": any(not run.done for run in runs)},
+        status=status,
+    )
 
 
 @require_GET
 @login_required
-def simulation_list(request):
-    return render(request, "dashboard/simulations.html")
+def simulation_detail(request, pk: int):
+    run = get_object_or_404(SimulationRun.objects.select_related("requested_by"), pk=pk)
+    policies = list((run.results or {}).get("policies", {}).items())
+    rows = [
+        (label, [_show(metrics.get(key), kind) for _name, metrics in policies])
+        for label, key, kind in METRICS
+    ]
+    resources = sorted({r for _name, metrics in policies for r in metrics.get("utilization", {})})
+    for resource in resources:
+        rows.append(
+            (f"Utilisation {resource}", [_share(m["utilization"].get(resource)) for _n, m in policies])
+        )
+        rows.append(
+            (
+                f"Waste {resource} (h)",
+                [_show(m["waste_resource_hours"].get(resource), "seconds") for _n, m in policies],
+            )
+        )
+    return render(
+        request,
+        "dashboard/simulation_detail.html",
+        {
+            "run": run,
+            "names": [name for name, _metrics in policies],
+            "rows": rows,
+            "plots": [name for name in PLOTS if name in run.plots and name != "comparison.png"],
+            "descriptions": [
+                (name, POLICIES[name].models, POLICIES[name].simplifies)
+                for name in run.policies
+                if name in POLICIES
+            ],
+        },
+    )
+
+
+@require_GET
+@login_required
+def simulation_plot(request, pk: int, name: str):
+    run = get_object_or_404(SimulationRun, pk=pk)
+    if name not in PLOTS or name not in run.plots:
+        raise Http404("no such plot")
+    path = plot_dir(run) / name
+    if not path.is_file():
+        raise Http404("the plot file is gone")
+    return FileResponse(path.open("rb"), content_type="image/png")
+
+
+def _show(value, kind: str) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,}" if kind == "count" else f"{value:,.1f}"
+
+
+def _share(value) -> str:
+    return "—" if value is None else f"{value:.1%}"

@@ -12,4 +12,6 @@ urlpatterns = [
     path("nodes/", nodes.node_list, name="nodes"),
     path("timed-out/", timed_out.timed_out_list, name="timed-out"),
     path("simulations/", simulations.simulation_list, name="simulations"),
+    path("simulations/<int:pk>/", simulations.simulation_detail, name="simulation"),
+    path("simulations/<int:pk>/plots/<str:name>", simulations.simulation_plot, name="simulation-plot"),
 ]

@@ -1,0 +1,71 @@
+"""/simulations/: the list with its form (operators), form errors, a run's detail and its plots."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from dashboard.models import SimulationRun
+from dashboard.simulations import simulation_run_execute
+from tests.pages.conftest import login
+
+from .helpers import JOB_A_JOB_B, THREE_NODES
+
+pytestmark = pytest.mark.django_db
+URL = "/simulations/"
+
+
+def test_a_submitter_sees_the_runs_but_no_form(alice, olga):
+    SimulationRun.objects.create(
+        trace_name="mine.csv", cluster_spec="n32g4", policies=["pod"], progress=0.4, requested_by=olga
+    )
+    page = login(alice).get(URL)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Only operators may start simulations" in html and '<form class="simulation-form"' not in html
+    assert "mine.csv" in html and 'aria-valuenow="40"' in html
+    assert login(alice).post(URL, {"cluster": "n32g4"}).status_code == 403
+
+
+def test_an_operator_sees_the_form_with_the_shared_traces(olga):
+    html = login(olga).get(URL).content.decode()
+    assert '<form class="simulation-form"' in html
+    assert '<option value="tiresias-60-jobs.csv">' in html
+    assert "alibaba-openb-gpu-nodes.csv</option>" not in html  # a node list, not a job trace
+
+
+def test_form_errors_are_shown_next_to_their_field(olga):
+    page = login(olga).post(
+        URL, {"trace": "tiresias-60-jobs.csv", "cluster": "2x{cpu=}", "policies": ["pod"]}
+    )
+    assert page.status_code == 400
+    assert "group 1: &#x27;cpu=&#x27; is not resource=amount" in page.content.decode()
+    bad = SimpleUploadedFile("bad.csv", JOB_A_JOB_B.replace("B,4,3,3", "B,4,3,9").encode())
+    page = login(olga).post(URL, {"trace_file": bad, "cluster": "n32g4", "policies": ["pod"]})
+    assert page.status_code == 400
+    assert "line 6: min_workers (9) is larger than workers (3)" in page.content.decode()
+    assert not SimulationRun.objects.exists()
+
+
+def test_an_operator_starts_a_run_with_an_upload_and_lands_on_its_page(olga):
+    upload = SimpleUploadedFile("ab.csv", JOB_A_JOB_B.encode())
+    response = login(olga).post(
+        URL, {"trace_file": upload, "cluster": THREE_NODES, "policies": ["pod", "gangsched"]}
+    )
+    run = SimulationRun.objects.get()
+    assert response.status_code == 302 and response.url == f"/simulations/{run.pk}/"
+    assert (run.trace_name, run.trace_text, run.policies) == ("ab.csv", JOB_A_JOB_B, ["pod", "gangsched"])
+
+
+def test_a_finished_run_shows_the_policies_side_by_side_and_serves_its_plots(alice):
+    run = SimulationRun.objects.create(
+        trace_name="ab.csv", trace_text=JOB_A_JOB_B, cluster_spec=THREE_NODES, policies=["pod", "gangsched"]
+    )
+    simulation_run_execute(run.pk)
+    client = login(alice)
+    html = client.get(f"/simulations/{run.pk}/").content.decode()
+    assert "<th>pod</th><th>gangsched</th>" in html
+    assert '<tr><th scope="row">Deadlocked jobs</th><td>2</td><td>0</td></tr>' in html
+    assert f'src="/simulations/{run.pk}/plots/utilization.png"' in html
+    plot = client.get(f"/simulations/{run.pk}/plots/jct.png")
+    assert plot.status_code == 200 and plot["Content-Type"] == "image/png"
+    assert b"".join(plot.streaming_content)[:4] == b"\x89PNG"
+    assert client.get(f"/simulations/{run.pk}/plots/secret.txt").status_code == 404

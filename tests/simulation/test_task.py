@@ -1,0 +1,68 @@
+"""The run's task: called directly, and in a real Celery worker."""
+
+import pytest
+
+from dashboard.models import SimulationRun
+from dashboard.simulations import plot_dir, simulation_run_create, simulation_run_execute
+from scheduler_core.simulation.plots import PLOTS
+from tests.loop.workers import Worker, wait_for
+
+from .helpers import JOB_A_JOB_B, THREE_NODES
+
+
+def _upload_run(user=None, text=JOB_A_JOB_B) -> SimulationRun:
+    return SimulationRun.objects.create(
+        trace_name="ab.csv",
+        trace_text=text,
+        cluster_spec=THREE_NODES,
+        policies=["pod", "gangsched"],
+        requested_by=user,
+    )
+
+
+@pytest.mark.django_db
+def test_executing_a_run_stores_its_results_and_plots():
+    run = simulation_run_execute(_upload_run().pk)
+    run.refresh_from_db()
+    assert run.status == SimulationRun.Status.SUCCEEDED and run.progress == 1.0
+    assert run.started is not None and run.finished >= run.started
+    assert list(run.results["policies"]) == ["pod", "gangsched"]
+    assert run.results["policies"]["pod"]["deadlocked_jobs"] == 2
+    assert run.results["policies"]["gangsched"]["jobs_finished"] == 5
+    assert sorted(run.plots) == sorted(PLOTS)
+    for name in run.plots:
+        assert (plot_dir(run) / name).read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.django_db
+def test_a_run_whose_stored_trace_went_bad_fails_with_the_reason():
+    run = _upload_run(text=JOB_A_JOB_B + "C,zero,1,1,1,1,1Gi,0,0,\n")
+    with pytest.raises(ValueError):
+        simulation_run_execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == SimulationRun.Status.FAILED
+    assert "line 7: submit_s must be a number of seconds, got 'zero'" in run.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_runs_a_started_simulation(olga):
+    worker = Worker("simulation")
+    try:
+        run = simulation_run_create(
+            user=olga,
+            shared=None,
+            upload_name="ab.csv",
+            upload_text=JOB_A_JOB_B,
+            cluster=THREE_NODES,
+            policies=["fifo-gang"],
+        )
+        done = wait_for(
+            lambda: SimulationRun.objects.filter(pk=run.pk, status__in=["succeeded", "failed"]).first(),
+            timeout=60,
+            what="the worker to finish the simulation",
+        )
+    finally:
+        worker.stop()
+    assert done.status == "succeeded", done.error
+    assert done.results["policies"]["fifo-gang"]["jobs_finished"] == 5
+    assert (plot_dir(done) / "comparison.png").is_file()
