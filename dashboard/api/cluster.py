@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import selectors
+from .exceptions import ERRORS
 from .filters import EventFilter
 from .pagination import ApiPagination
 from .serializers import EventOutput
@@ -33,7 +34,11 @@ class EventListApi(generics.ListAPIView):
     def get_queryset(self):
         return selectors.event_visible(user=self.request.user)
 
-    @extend_schema(operation_id="events_list", summary="Recent gang events")
+    @extend_schema(
+        operation_id="events_list",
+        summary="Recent gang events",
+        responses={200: EventListOutput, 400: ERRORS, 404: ERRORS},  # 404: a page past the last
+    )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 

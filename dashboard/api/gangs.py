@@ -178,7 +178,9 @@ class GangListSubmitApi(generics.ListAPIView):
         return selectors.gang_visible(user=self.request.user).order_by("-created", "-id")
 
     @extend_schema(
-        operation_id="gangs_list", summary="List gangs", responses={200: GangListOutput, 400: ERRORS}
+        operation_id="gangs_list",
+        summary="List gangs",
+        responses={200: GangListOutput, 400: ERRORS, 404: ERRORS},  # 404: a page past the last
     )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)

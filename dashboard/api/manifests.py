@@ -96,6 +96,8 @@ class ManifestApplyApi(APIView):
             if not error.field:  # a problem of the whole text: size, encoding, syntax
                 raise DeclarationError("body", error.reason) from None
             raise
+        if not documents:  # only comments, "---" or null: as kubectl, "no objects passed to apply"
+            raise DeclarationError("body", "the manifest holds no objects")
         if not sees_all_gangs(request.user):  # nodes and priority classes are the operators'
             for manifest in documents_expand(documents):
                 if (manifest.group, manifest.kind) in OPERATOR_KINDS:

@@ -68,6 +68,8 @@ BAD_MANIFESTS = [
     (podgroup() + 'status: {note: "\\0"}\n', "application/yaml", "body", "NUL"),
     ("\udcff", "application/yaml", "body", "not UTF-8"),
     ("kind: [unclosed\n", "text/yaml", "body", "not valid YAML"),
+    ("null", "application/json", "body", "holds no objects"),
+    ("# nothing\n---\n---\n", "application/yaml", "body", "holds no objects"),
     (podgroup(name="训练"), "application/yaml", "metadata.name", "RFC 1123"),
     (podgroup(namespace="équipe"), "application/yaml", "metadata.namespace", "RFC 1123"),
     (podgroup(spec="{minMember: 1000000000000}"), "application/yaml", "spec.minMember", "out of range"),
