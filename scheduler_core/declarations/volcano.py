@@ -26,11 +26,18 @@ Job (vcjob):
   failure_policy / eviction_policy (RestartJob, AbortJob, TerminateJob; RestartPod and
   RestartTask make the restart policy RestartFailedOnly); other events are not acted on.
 
+On a real cluster Volcano's job controller turns a Job into a PodGroup (owned by the Job) and
+pods; gangsched watches those, and carries the Job's ``maxRetry`` and ``policies`` to its PodGroup's
+gang through the annotation ``gangsched.io/volcano-job-lifecycle`` (JSON ``{"maxRetry", "policies"}``,
+set by the Kubernetes backend's mirror from the owning Job; ``job_lifecycle``), read here with the
+same rules as a Job's own.
+
 Volcano's default wait is unbounded (its gang plugin never times a job out): wait_seconds empty.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +55,7 @@ QUEUE_NAME = "scheduling.volcano.sh/queue-name"
 PREEMPTABLE = "volcano.sh/preemptable"
 JOB_NAME, TASK_SPEC = "volcano.sh/job-name", "volcano.sh/task-spec"
 DEFAULT_MAX_RETRY = 3
+JOB_LIFECYCLE = "gangsched.io/volcano-job-lifecycle"
 SOURCE, JOB_SOURCE = "volcano-podgroup", "volcano-job"
 #: Events that are pod failures in gangsched's lifecycle, and what each action becomes there.
 FAILURE_EVENTS = ("PodFailed", "PodEvicted", "*")
@@ -100,8 +108,37 @@ def load_podgroup(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         source_format=SOURCE,
         declaration=manifest.obj,
         field=manifest.path,
+        **_job_lifecycle_fields(
+            annotations.get(JOB_LIFECYCLE), v.join(meta_field, "annotations", JOB_LIFECYCLE)
+        ),
     )
     return Loaded(object_name=f"podgroup.{GROUP}/{name}", gangs=[gang])
+
+
+def job_lifecycle(job: dict[str, Any]) -> str:
+    """The annotation value that carries a Job's restart behaviour to its PodGroup's gang."""
+    spec = job.get("spec") or {}
+    return json.dumps(
+        {"maxRetry": spec.get("maxRetry", DEFAULT_MAX_RETRY), "policies": spec.get("policies") or []},
+        sort_keys=True,
+    )
+
+
+def _job_lifecycle_fields(value: str | None, field: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    try:
+        lifecycle = json.loads(value)
+    except ValueError:
+        raise v.DeclarationError(field, "is not JSON") from None
+    lifecycle = v.mapping(lifecycle, field, optional=False)
+    max_retry = v.integer(
+        lifecycle.get("maxRetry", DEFAULT_MAX_RETRY), v.join(field, "maxRetry"), minimum=0, maximum=1000
+    )
+    return {
+        "max_retry": max_retry,
+        **_lifecycle(_policies(lifecycle.get("policies"), v.join(field, "policies"))),
+    }
 
 
 def _min_task_member(value: Any, field: str, min_member: int) -> None:
@@ -135,9 +172,11 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     meta_field = v.join(manifest.path, "metadata")
     spec_field = v.join(manifest.path, "spec")
     spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
-    priority = priority_of({"priorityClassName": spec["priorityClassName"]}, spec_field) if spec.get(
-        "priorityClassName"
-    ) else None
+    priority = (
+        priority_of({"priorityClassName": spec["priorityClassName"]}, spec_field)
+        if spec.get("priorityClassName")
+        else None
+    )
     queue = queue_name(spec.get("queue", "default"), v.join(spec_field, "queue"))
     max_retry = v.integer(
         spec.get("maxRetry", DEFAULT_MAX_RETRY), v.join(spec_field, "maxRetry"), minimum=0, maximum=1000
@@ -235,23 +274,30 @@ def _task_pods(namespace, job, task_name, task, where, replicas, priority, reade
     ]
 
 
-def _job_gang(namespace, name, min_member, total, policies, manifest, field) -> GangSpec:
+def _lifecycle(policies: dict[str, str]) -> dict[str, str]:
+    """Gang fields from {event: action}: RestartPod/RestartTask replace only the failed pods."""
     failed, evicted = policies.get("PodFailed", ""), policies.get("PodEvicted", "")
     restart = RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN.value
     if failed in _POD_RESTARTS or evicted in _POD_RESTARTS:
         restart = RestartPolicy.RESTART_FAILED_ONLY.value
+    return {
+        "restart_policy": restart,
+        "failure_policy": failed if failed in _ACTIONS else "",
+        "eviction_policy": evicted if evicted in _ACTIONS else "",
+    }
+
+
+def _job_gang(namespace, name, min_member, total, policies, manifest, field) -> GangSpec:
     return GangSpec(
         namespace=namespace,
         name=name,
         min_member=min_member,
         total_number=total,
         wait_seconds=None,
-        restart_policy=restart,
-        failure_policy=failed if failed in _ACTIONS else "",
-        eviction_policy=evicted if evicted in _ACTIONS else "",
         source_format=JOB_SOURCE,
         declaration=manifest.obj,
         field=field,
+        **_lifecycle(policies),
     )
 
 

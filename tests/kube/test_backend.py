@@ -419,3 +419,79 @@ def test_an_upstream_podgroup_gets_a_scheduled_condition(cluster, kube_api):
         "conditions"
     ]
     assert scheduled["status"] == "True"
+
+
+VOLCANO_JOBS = ("batch.volcano.sh", "v1alpha1", "jobs")
+
+
+def test_a_volcano_job_whose_pods_fail_past_max_retry_ends_failed(cluster, kube_api, default_backend):
+    kube_api.add_crd(*VOLCANO, kind="PodGroup")
+    kube_api.add_crd(*VOLCANO_JOBS, kind="Job")
+    cluster.stop()
+    cluster.start()
+    job = kube_api.create(
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": "vj", "namespace": "default"},
+            "spec": {
+                "minAvailable": 2,
+                "schedulerName": "gangsched",
+                "maxRetry": 1,
+                "policies": [{"event": "PodFailed", "action": "RestartJob"}],
+                "tasks": [{"name": "worker", "replicas": 2, "template": {"spec": {"containers": []}}}],
+            },
+        }
+    )
+    owner = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "name": "vj",
+        "uid": job["metadata"]["uid"],
+    }
+    kube_api.create(  # what Volcano's job controller makes of it
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "vj", "namespace": "default", "ownerReferences": [owner]},
+            "spec": {"minMember": 2},
+        }
+    )
+    names = ["vj-worker-0", "vj-worker-1"]
+
+    def run_pods():
+        uids = set()
+        for name in names:
+            member = pod(name)
+            member["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "vj"}
+            uids.add(kube_api.create(member)["metadata"]["uid"])
+        pending = Member.objects.filter(gang__name="vj", phase="Pending", terminating=False)
+        wait_until(  # the mirror has seen these very pods, not the rows of the ones they replace
+            lambda: set(pending.values_list("uid", flat=True)) == uids,
+            what="the job's pods in the database",
+        )
+        cluster.cycle()
+        assert all(bound_nodes(kube_api, names).values())
+        for name in names:
+            kube_api.patch("v1/pods", name, {"status": {"phase": "Running"}}, "default")
+        wait_until(lambda: Gang.objects.get(name="vj").phase == "Running", what="the job to run")
+
+    wait_until(
+        lambda: Gang.objects.filter(name="vj", max_retry=1, failure_policy="RestartJob").exists(),
+        what="policy",
+    )
+    run_pods()
+    kube_api.patch("v1/pods", names[0], {"status": {"phase": "Failed", "reason": "Error"}}, "default")
+    wait_until(lambda: Gang.objects.get(name="vj").retries == 1, what="the first restart")
+    wait_until(
+        lambda: not ({p["metadata"]["name"] for p in kube_api.objects("v1/pods", "default")} & set(names)),
+        what="the old pods deleted",
+    )
+    run_pods()  # the controller's replacements run again
+    kube_api.patch("v1/pods", names[1], {"status": {"phase": "Failed", "reason": "Error"}}, "default")
+
+    gang = wait_until(lambda: Gang.objects.filter(name="vj", phase="Failed").first(), what="the job to fail")
+    assert gang.message.startswith("maxRetry 1 exceeded")
+    cluster.watcher.step()  # and kubectl describe shows it
+    failed = [e for e in kube_api.objects("v1/events", "default") if e.get("reason") == "GangFailed"]
+    assert any("maxRetry 1 exceeded" in e["message"] for e in failed)

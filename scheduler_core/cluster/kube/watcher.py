@@ -28,7 +28,7 @@ from . import readiness
 from .backend import KubernetesCluster
 from .client import RateLimiter, identity, own_namespace, rate_limiter
 from .leader import LeaderElector
-from .mirror import DeclarationMirror, NodeMirror, PodMirror
+from .mirror import DeclarationMirror, NodeMirror, PodMirror, VolcanoJobMirror, VolcanoJobs
 from .status import StatusWriter
 from .watch import Reflector, start
 
@@ -48,8 +48,8 @@ class CustomKind:
         return f"{self.group}/{self.version}"
 
 
-#: Gang-declaring kinds read from the cluster. Volcano Jobs and upstream Workload controllers
-#: create the PodGroups and pods themselves, so their PodGroups are what is watched.
+#: Gang-declaring kinds read from the cluster. Volcano's job controller creates a Job's PodGroup
+#: and pods itself: those are watched, and the Job only for its restart behaviour.
 DECLARATION_KINDS = (
     CustomKind("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", required=True),
     CustomKind("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup"),
@@ -57,6 +57,7 @@ DECLARATION_KINDS = (
     CustomKind("scheduling.k8s.io", "v1alpha2", "workloads", "Workload"),
     CustomKind("scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup"),
 )
+VOLCANO_JOBS = CustomKind("batch.volcano.sh", "v1alpha1", "jobs", "Job")
 
 
 class Watcher:
@@ -160,7 +161,8 @@ class Watcher:
                 watch_timeout_s=self.watch_timeout_s,
             ),
         ]
-        for kind in DECLARATION_KINDS:
+        jobs = VolcanoJobs()
+        for kind in (*DECLARATION_KINDS, VOLCANO_JOBS):
             if not self._served(custom, kind):
                 (logger.warning if kind.required else logger.info)(
                     "%s (%s) is not served by this cluster: not watched", kind.kind, kind.api_version
@@ -171,12 +173,22 @@ class Watcher:
                     functools.partial(
                         custom.list_cluster_custom_object, kind.group, kind.version, kind.plural
                     ),
-                    DeclarationMirror(kind.kind, api_version=kind.api_version, refused=refused),
+                    self._mirror(kind, jobs),
                     lock=lock,
                     watch_timeout_s=self.watch_timeout_s,
                 )
             )
         return reflectors
+
+    def _mirror(self, kind: CustomKind, jobs: VolcanoJobs):
+        if kind is VOLCANO_JOBS:
+            return VolcanoJobMirror(jobs)
+        if kind.group != "scheduling.volcano.sh":
+            return DeclarationMirror(kind.kind, api_version=kind.api_version, refused=self._refused)
+        jobs.podgroup_mirror = DeclarationMirror(
+            kind.kind, api_version=kind.api_version, refused=self._refused, prepare=jobs.prepare
+        )
+        return jobs.podgroup_mirror
 
     def _served(self, custom: client.CustomObjectsApi, kind: CustomKind) -> bool:
         try:
