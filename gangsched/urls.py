@@ -2,10 +2,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from dashboard import login, views
+from dashboard import login, metrics, views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", metrics.metrics, name="metrics"),  # Prometheus; token or address allowlist
     path("admin/", admin.site.urls),
     path("accounts/login/", login.LoginView.as_view(), name="login"),  # with a failure limit
     path("accounts/", include("django.contrib.auth.urls")),

@@ -47,3 +47,8 @@ CSRF_TRUSTED_ORIGINS = parse_list(os.environ.get("CSRF_TRUSTED_ORIGINS"), "")
 # client address within the lockout window, then 429 until the window has passed.
 GANGSCHED_LOGIN_MAX_FAILURES = int(os.environ.get("GANGSCHED_LOGIN_MAX_FAILURES", "10"))
 GANGSCHED_LOGIN_LOCKOUT_S = int(os.environ.get("GANGSCHED_LOGIN_LOCKOUT_S", "900"))
+
+# /metrics (dashboard/metrics.py): a bearer token Prometheus sends, and/or the addresses or
+# networks that may scrape without one (comma-separated; default: loopback only).
+GANGSCHED_METRICS_TOKEN = os.environ.get("GANGSCHED_METRICS_TOKEN", "")
+GANGSCHED_METRICS_ALLOW = os.environ.get("GANGSCHED_METRICS_ALLOW", "127.0.0.1,::1")

@@ -62,7 +62,7 @@ def gang_retry(*, gang: Gang, by: str) -> Gang:
     members_recreate(members.filter(phase=MemberPhase.FAILED).values_list("pk", flat=True), now=now)
     members.update(annotations=JSONRemoveKeys(F("annotations"), Value([TIMEOUT_ANNOTATION])))
     event_record(gang=gang, kind=GangEventKind.RETRIED, reason=f"retried by {by}", details={"by": by})
-    logger.info("gang %s retried by %s", gang.key, by)
+    logger.info("gang %s retried by %s", gang.key, by, extra={"gang": gang.key, "by": by})
     _wake_scheduler()
     gang.refresh_from_db()
     return gang
@@ -86,14 +86,20 @@ def gang_kill(*, gang: Gang, by: str, reason: str = "") -> Gang:
             try:
                 backend.delete_pod(member.namespace, member.name, why)
             except ClusterError as error:
-                logger.warning("killing %s: %s could not be deleted: %s", gang.key, member.key, error)
+                logger.warning(
+                    "killing %s: %s could not be deleted: %s",
+                    gang.key,
+                    member.key,
+                    error,
+                    extra={"gang": gang.key},
+                )
     # Whatever was not deleted (pending pods, failed deletes) is marked failed here, so nothing
     # of a killed gang holds or waits for capacity.
     Member.objects.filter(pk__in=[m.pk for m in active], phase__in=ACTIVE_MEMBER_PHASES).update(
         phase=MemberPhase.FAILED, reserved_node=None, finished_at=now, updated=now
     )
     event_record(gang=gang, kind=GangEventKind.KILLED, reason=why, details={"pods": len(active), "by": by})
-    logger.info("gang %s %s", gang.key, why)
+    logger.info("gang %s %s", gang.key, why, extra={"gang": gang.key, "by": by})
     _wake_scheduler()
     gang.refresh_from_db()
     return gang

@@ -97,7 +97,9 @@ def gang_submit(*, namespace: str, name: str, min_member: int, pods: list[dict],
     event_record(
         gang=gang, kind=GangEventKind.CREATED, reason=f"{len(members)} pods, min_member {min_member}"
     )
-    logger.info("gang %s submitted: %d pods, min_member %d", key, len(members), min_member)
+    logger.info(
+        "gang %s submitted: %d pods, min_member %d", key, len(members), min_member, extra={"gang": key}
+    )
     transaction.on_commit(cycle_trigger)  # work arrived: schedule now, not at the next beat
     return gang
 
@@ -206,4 +208,3 @@ def _refuse_existing(namespace: str, members: list[Member]) -> None:
     )
     if taken:
         raise ValueError(f"pod {namespace}/{taken[0]} already exists")
-

@@ -1,0 +1,75 @@
+"""``LOG_FORMAT=json``: one JSON object a line with the gang's name as a field; the operator's
+and the submission's log lines carry ``gang`` (and ``by``) in ``extra``."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gangsched.logformat import JsonFormatter
+from scheduler_core.models import Gang
+from scheduler_core.services.operator import gang_kill, gang_retry
+from tests.cast import make_gang
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.django_db
+def test_submission_retry_and_kill_log_the_gang_and_who(caplog):
+    caplog.set_level(logging.INFO, logger="scheduler_core")
+    gang = make_gang("ml", "train", submitter="alice")
+    Gang.objects.filter(pk=gang.pk).update(phase="TimedOut")
+    gang_retry(gang=gang, by="olga")
+    gang_kill(gang=gang, by="olga")
+
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records if getattr(r, "gang", None)]
+
+    assert [(line["gang"], line.get("by"), line["message"]) for line in lines] == [
+        ("ml/train", None, "gang ml/train submitted: 2 pods, min_member 2"),
+        ("ml/train", "olga", "gang ml/train retried by olga"),
+        ("ml/train", "olga", "gang ml/train killed by olga"),
+    ]
+    assert {"time", "level", "logger"} <= set(lines[0]) and lines[0]["level"] == "INFO"
+
+
+def test_an_exception_is_one_line_with_its_traceback():
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed %s", ("ml/a",), sys.exc_info())
+    text = JsonFormatter().format(record)
+    assert "\n" not in text
+    line = json.loads(text)
+    assert line["message"] == "failed ml/a" and "RuntimeError: boom" in line["exc_info"]
+
+
+LOG_ONE = (
+    "import logging; "
+    "logging.getLogger('scheduler_core.x').warning('gang %s late', 'ml/a', extra={'gang': 'ml/a'})"
+)
+
+
+def run_with(log_format: str | None) -> str:  # the log line of LOG_ONE
+    env = {k: v for k, v in os.environ.items() if k != "LOG_FORMAT"}
+    env["DJANGO_SETTINGS_MODULE"] = "gangsched.settings"
+    if log_format is not None:
+        env["LOG_FORMAT"] = log_format
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", LOG_ONE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    return [line for line in result.stderr.splitlines() if "late" in line][0]
+
+
+def test_log_format_json_switches_the_console_to_json_and_the_default_stays_readable():
+    line = json.loads(run_with("json"))
+    assert (line["gang"], line["level"], line["message"]) == ("ml/a", "WARNING", "gang ml/a late")
+    assert run_with(None).endswith("WARNING scheduler_core.x: gang ml/a late")
