@@ -8,6 +8,7 @@ import json
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncMinute
@@ -223,7 +224,19 @@ def scheduler_health(*, now: datetime | None = None) -> dict:
         "lease": lease_status(),
         "workers": list(workers),
         "heartbeats": heartbeats,
+        "cluster": cluster_status(),
     }
+
+
+def cluster_status() -> dict:
+    """Which cluster is scheduled, and on Kubernetes whether a watcher of this deployment leads
+    (cycles bind nothing until one does: the first thing to look at when gangs do not move)."""
+    if settings.CLUSTER_BACKEND != "kubernetes":
+        return {"backend": settings.CLUSTER_BACKEND, "ready": True, "leader": ""}
+    from scheduler_core.cluster.kube import readiness
+
+    leader = readiness.holder()
+    return {"backend": "kubernetes", "ready": bool(leader), "leader": leader}
 
 
 def chart_data(

@@ -89,6 +89,21 @@ def test_the_overview_lists_worker_heartbeats_with_their_age(as_olga, world):
     assert any(f">{age} s ago</time>" in html for age in (7, 8, 9))
 
 
+def test_the_overview_says_whether_a_kubernetes_watcher_leads(as_olga, world, settings):
+    from scheduler_core.cluster.kube import readiness
+
+    assert "simulated" in as_olga.get("/").content.decode()
+    settings.CLUSTER_BACKEND = "kubernetes"
+    readiness.ready_clear()
+    assert "no watcher of this deployment leads: nothing is scheduled" in as_olga.get("/").content.decode()
+    readiness.ready_set("gangsched-watcher-7d9f", ttl_s=30)
+    try:
+        html = as_olga.get("/").content.decode()
+    finally:
+        readiness.ready_clear()
+    assert "watcher gangsched-watcher-7d9f leads and has listed the cluster" in html
+
+
 def test_gang_detail_shows_why_members_and_declaration(as_olga, world):
     html = as_olga.get("/gangs/cv/detect/").content.decode()
 
