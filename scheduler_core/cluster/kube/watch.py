@@ -119,6 +119,7 @@ class Reflector:
                 if stop.is_set():
                     break  # cancelled: the stream was shut down on purpose
                 self.stats.errors += 1
+                db.close_old_connections()  # a PostgreSQL restart: reconnect on the next query
                 self.stats.last_error = f"{type(error).__name__}: {error}"
                 logger.warning(
                     "%s watch failed: %s; retrying in %.1fs", self.kind, self.stats.last_error, self.backoff_s

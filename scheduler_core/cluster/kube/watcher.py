@@ -17,6 +17,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
+from django import db
 from django.conf import settings
 from kubernetes import client
 from kubernetes.client.rest import ApiException
@@ -105,6 +106,7 @@ class Watcher:
 
     def step(self) -> bool:
         """One renew period; returns whether this watcher leads and is ready."""
+        db.close_old_connections()  # a long-lived process: drop a connection PostgreSQL closed
         leading = self.elector.try_lead()
         if not leading:
             if self._stop is not None:
