@@ -69,6 +69,8 @@ GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S = float(os.environ.get("GANGSCHED_FAULT_PA
 # bind and delete calls that fail, and the seed that makes the failures repeatable.
 GANGSCHED_SIM_FAILURE_RATE = float(os.environ.get("GANGSCHED_SIM_FAILURE_RATE", "0"))
 GANGSCHED_SIM_SEED = int(os.environ.get("GANGSCHED_SIM_SEED", "0"))
+# The share of the simulated cluster's lists (``sync()``) that fail: the cycle skips (tests/faults/).
+GANGSCHED_SIM_LIST_FAILURE_RATE = float(os.environ.get("GANGSCHED_SIM_LIST_FAILURE_RATE", "0"))
 
 # Manifests (scheduler_core/declarations/): pods that name a PodGroup not applied yet wait this
 # many seconds in a provisional gang, then are scheduled with the pods present as the quorum.

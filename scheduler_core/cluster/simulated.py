@@ -7,6 +7,8 @@ cluster without talking to each other. The kubelet's side (pods starting, finish
 Faults can be injected for tests and demos: ``GANGSCHED_SIM_FAILURE_RATE`` (0..1) makes that
 share of binds fail with "injected failure" and of deletes raise ``ClusterError``, drawn from a
 ``random.Random`` seeded with ``GANGSCHED_SIM_SEED`` so a failing run can be replayed.
+``GANGSCHED_SIM_LIST_FAILURE_RATE`` makes that share of ``sync()`` calls (the backend's list of
+the cluster) fail, so the cycle skips, as it does while a real cluster has not been read yet.
 """
 
 from __future__ import annotations
@@ -56,21 +58,28 @@ def json_merge(column: str, values: dict[str, str]) -> JSONMerge:
 class SimulatedCluster:
     name = "simulated"
 
-    def __init__(self, *, failure_rate: float | None = None, seed: int | None = None) -> None:
-        if failure_rate is None:
-            failure_rate = float(getattr(settings, "GANGSCHED_SIM_FAILURE_RATE", 0.0))
-        if not 0.0 <= failure_rate <= 1.0:
-            raise ImproperlyConfigured(f"GANGSCHED_SIM_FAILURE_RATE={failure_rate!r} must be between 0 and 1")
-        self.failure_rate = failure_rate
+    def __init__(
+        self,
+        *,
+        failure_rate: float | None = None,
+        seed: int | None = None,
+        list_failure_rate: float | None = None,
+    ) -> None:
+        self.failure_rate = _rate("GANGSCHED_SIM_FAILURE_RATE", failure_rate)
+        self.list_failure_rate = _rate("GANGSCHED_SIM_LIST_FAILURE_RATE", list_failure_rate)
         self._random = random.Random(getattr(settings, "GANGSCHED_SIM_SEED", None) if seed is None else seed)
 
-    def _injected(self) -> bool:
-        return self.failure_rate > 0 and self._random.random() < self.failure_rate
+    def _injected(self, rate: float | None = None) -> bool:
+        rate = self.failure_rate if rate is None else rate
+        return rate > 0 and self._random.random() < rate
 
     # ------------------------------------------------------------ the Protocol
 
     def sync(self) -> bool:
-        """Always in step: the database is the cluster."""
+        """In step (the database is the cluster), unless a list failure is injected."""
+        if self._injected(self.list_failure_rate):
+            logger.warning("simulated list of the cluster: %s", INJECTED)
+            return False
         return True
 
     def bind(self, requests: Sequence[BindRequest]) -> list[BindResult]:
@@ -153,6 +162,13 @@ class SimulatedCluster:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _rate(setting: str, value: float | None) -> float:
+    rate = float(getattr(settings, setting, 0.0)) if value is None else value
+    if not 0.0 <= rate <= 1.0:
+        raise ImproperlyConfigured(f"{setting}={rate!r} must be between 0 and 1")
+    return rate
 
 
 class _NodeRow(NamedTuple):

@@ -107,9 +107,11 @@ def journal_execute(*, lease: Lease, backend: ClusterBackend, rows: Sequence[Jou
     """
     if not rows:
         return 0
-    requests = [BindRequest(row.namespace, row.name, row.node) for row in rows]
     with fenced(lease):
-        results = backend.bind(requests)
+        # A row rolled back since it was read (its gang was requeued whole) is not bound.
+        rows = _still_pending(rows)
+        requests = [BindRequest(row.namespace, row.name, row.node) for row in rows]
+        results = backend.bind(requests) if requests else []
         by_state: dict[BindState, list[int]] = defaultdict(list)
         errors: dict[int, str] = {}
         for row, result in zip(rows, results, strict=True):
@@ -149,7 +151,10 @@ def _settle_gangs(gang_ids: set[int], rows: Sequence[JournalEntry], errors: dict
     events = []
     for gang in Gang.objects.filter(pk__in=gang_ids):
         bound = counts.get(gang.pk, 0)
-        if gang.satisfied and bound < gang.min_member:
+        # A gang that is not satisfied (requeued while these binds were in flight) and did not
+        # fall back to pod-at-a-time must not keep a part of a stale placement either.
+        stale = not gang.satisfied and not gang.fallen_back and bound > 0
+        if (gang.satisfied or stale) and bound < gang.min_member:
             reason = (
                 f"{failed[gang.pk]} of {tried[gang.pk]} binds failed; {bound} bound < minMember "
                 f"{gang.min_member}: rolled back whole"
@@ -173,6 +178,15 @@ def _settle_gangs(gang_ids: set[int], rows: Sequence[JournalEntry], errors: dict
 
 
 _ACTIVE = (MemberPhase.PENDING, MemberPhase.RUNNING)
+
+
+def _still_pending(rows: Sequence[JournalEntry]) -> list[JournalEntry]:
+    """The rows still pending (one query with an array parameter, however many rows)."""
+    sql = f"SELECT id FROM {BindJournal._meta.db_table} WHERE id = ANY(%s::bigint[]) AND state = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [[row.pk for row in rows], BindState.PENDING.value])
+        pending = {pk for (pk,) in cursor.fetchall()}
+    return [row for row in rows if row.pk in pending]
 
 
 def member_ids_by_key(keys: set[str]) -> dict[str, int]:

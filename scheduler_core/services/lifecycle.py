@@ -37,7 +37,7 @@ from django.utils import timezone
 from scheduler_core.cluster import ClusterError, get_backend
 from scheduler_core.cluster.simulated import DELETED_REASON, json_merge
 from scheduler_core.engine.model import GangPhase
-from scheduler_core.models import Gang, GangEventKind, Member, MemberPhase, RestartPolicy
+from scheduler_core.models import BindJournal, BindState, Gang, GangEventKind, Member, MemberPhase, RestartPolicy
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, FailureAction
 
 from .history import event_record, events_record_many
@@ -190,6 +190,11 @@ def gang_requeue(
             except ClusterError as error:
                 logger.warning("requeueing %s: %s could not be deleted: %s", gang.key, member.key, error)
     members_recreate([m.id for m in members], now=now)
+    # The placement an earlier cycle journaled for these pods is void now: recovering it later
+    # would bind a requeued gang's pods (some of them, if a bind failed) behind the engine's back.
+    BindJournal.objects.filter(member__gang=gang, state=BindState.PENDING).update(
+        state=BindState.ROLLED_BACK, error=f"gang requeued: {reason}"
+    )
     Gang.objects.filter(id=gang.id).update(
         phase=GangPhase.PENDING.value,
         satisfied=False,
