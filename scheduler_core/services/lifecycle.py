@@ -37,8 +37,9 @@ from django.utils import timezone
 from scheduler_core.cluster import ClusterError, get_backend
 from scheduler_core.cluster.simulated import DELETED_REASON, json_merge
 from scheduler_core.engine.model import GangPhase
-from scheduler_core.models import BindJournal, BindState, Gang, GangEventKind, Member, MemberPhase, RestartPolicy
+from scheduler_core.models import Gang, GangEventKind, Member, MemberPhase, RestartPolicy
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, FailureAction
+from scheduler_core.models.history import BindJournal, BindState
 
 from .history import event_record, events_record_many
 
