@@ -69,10 +69,24 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gangsched"),
         engine="django.db.backends.postgresql",  # psycopg 3 is the installed driver
-        conn_max_age=60,
+        # 0: a connection per request. daphne runs each request's sync code in a thread of its
+        # own, and a kept-open connection stays behind with its thread: under load (bench/load.py)
+        # the web process held 97 of PostgreSQL's 100 and requests failed. Django's docs say the
+        # same: no persistent connections under ASGI. Workers may set more (seconds).
+        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
         conn_health_checks=True,
     )
 }
+# DATABASE_POOL_MAX_SIZE=N: a psycopg connection pool of at most N connections per process
+# instead of a connection per request (what Django's docs advise under ASGI): connections are
+# reused and a burst of requests waits for one instead of exhausting PostgreSQL's limit.
+if os.environ.get("DATABASE_POOL_MAX_SIZE"):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": int(os.environ["DATABASE_POOL_MAX_SIZE"]),
+        "timeout": 30,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -2,13 +2,10 @@
 names what is missing without them. Each run is a subprocess, because settings are read once at
 import from the environment."""
 
-import os
 import secrets
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import processes
+
 PRODUCTION = {
     "SECRET_KEY": secrets.token_urlsafe(50),  # 67 random characters
     "ALLOWED_HOSTS": "gangsched.example.com,testserver",
@@ -16,12 +13,8 @@ PRODUCTION = {
 }
 
 
-def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "GANGSCHED_HTTPS")}
-    environment.update(DJANGO_SETTINGS_MODULE="gangsched.settings", **env)
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True
-    )
+def manage(*args: str, **env: str):
+    return processes.manage(*args, drop=("DEBUG", "SECRET_KEY", "GANGSCHED_HTTPS"), **env)
 
 
 def test_check_deploy_is_clean_with_the_production_variables():
@@ -53,7 +46,7 @@ from django.test import Client
 client = Client()
 print("@api", client.get("/api/v1/gangs/").status_code, client.get("/api/v1/gangs/").get("Location"))
 print("@healthz", client.get("/healthz").status_code)
-print("@metrics", client.get("/metrics").status_code)
+print("@metrics", client.get("/metrics", REMOTE_ADDR="10.9.9.9").status_code)  # 403: reads no database
 secure = client.get("/accounts/login/", secure=True)
 print("@hsts", secure.get("Strict-Transport-Security"))
 print("@csrf-cookie-secure", bool(secure.cookies["csrftoken"]["secure"]))
@@ -66,6 +59,6 @@ def test_production_redirects_plain_http_except_probes_and_sends_hsts_and_secure
     lines = dict(line[1:].split(" ", 1) for line in result.stdout.splitlines() if line.startswith("@"))
     assert lines["api"] == "301 https://testserver/api/v1/gangs/"
     assert not lines["healthz"].startswith("301")
-    assert not lines["metrics"].startswith("301")
+    assert lines["metrics"] == "403"  # answered over plain HTTP, not redirected
     assert lines["hsts"] == "max-age=31536000; includeSubDomains; preload"
     assert lines["csrf-cookie-secure"] == "True"

@@ -3,10 +3,7 @@ and the submission's log lines carry ``gang`` (and ``by``) in ``extra``."""
 
 import json
 import logging
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +12,7 @@ from scheduler_core.models import Gang
 from scheduler_core.services.operator import gang_kill, gang_retry
 from tests.cast import make_gang
 
-ROOT = Path(__file__).resolve().parents[2]
+from .processes import manage
 
 
 @pytest.mark.django_db
@@ -54,17 +51,8 @@ LOG_ONE = (
 
 
 def run_with(log_format: str | None) -> str:  # the log line of LOG_ONE
-    env = {k: v for k, v in os.environ.items() if k != "LOG_FORMAT"}
-    env["DJANGO_SETTINGS_MODULE"] = "gangsched.settings"
-    if log_format is not None:
-        env["LOG_FORMAT"] = log_format
-    result = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", LOG_ONE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    env = {"LOG_FORMAT": log_format} if log_format is not None else {}
+    result = manage("shell", "-c", LOG_ONE, drop=("LOG_FORMAT",), **env)
     assert result.returncode == 0, result.stderr
     return [line for line in result.stderr.splitlines() if "late" in line][0]
 

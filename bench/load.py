@@ -1,0 +1,216 @@
+"""Load test of the REST API against a running server (``make run``): many clients listing and
+submitting gangs at once while the scheduler runs.
+
+    python bench/load.py [--url http://127.0.0.1:8010] [--clients 200] [--duration 60]
+                         [--submit-interval 4] [--operators 20] [--out bench/results/load.json]
+
+Run it against a ``make run`` of its own (the README's *Reliability* section has the commands):
+it needs the server's database (the same ``DATABASE_URL``), where it creates the users
+``load-000`` ... and their API tokens (``load-000`` ... ``load-<operators - 1>`` in the
+``operators`` group) and nothing else. Each client is one user with one HTTP keep-alive
+connection (asyncio + aiohttp), looping without pause:
+
+* reads: ``GET /api/v1/gangs/?pageSize=20``, a submitter's own gangs or, for operators, every
+  gang (a count over the whole table and the newest page);
+* writes: every ``--submit-interval`` seconds (staggered; never twice in a row, so a slow
+  server still sees reads), ``POST /api/v1/gangs/`` of a
+  one-pod gang (100m CPU, 128Mi, ``durationSeconds`` 5, so the scheduler binds it and the
+  kubelet finishes it while the test runs). Per user that is 15 a minute at the default, under
+  the submission throttle (``GANGSCHED_SUBMIT_RATE``, 60/min), so no 429 is expected.
+
+Reported per kind (read, submit): requests, throughput, latency p50/p90/p99/max and errors
+(anything but 200/201, and connection failures). Targets: zero errors, read p99 under 200 ms.
+Nothing asserts; the script prints a table and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import random
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+READ_P99_TARGET_MS = 200
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default=os.environ.get("LOAD_URL", "http://127.0.0.1:8010"))
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of load")
+    parser.add_argument(
+        "--submit-interval", type=float, default=4.0, help="seconds between a client's submits"
+    )
+    parser.add_argument("--operators", type=int, default=20, help="clients that list every gang")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "load.json"))
+    return parser.parse_args()
+
+
+def tokens(count: int, operators: int) -> list[str]:
+    """API tokens of the load users, created in the server's database if missing."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from rest_framework.authtoken.models import Token
+
+    group = Group.objects.get(name="operators")
+    keys = []
+    for index in range(count):
+        user, created = User.objects.get_or_create(username=f"load-{index:03d}")
+        if created:
+            user.set_unusable_password()
+            user.save()
+        if index < operators:
+            user.groups.add(group)
+        keys.append(Token.objects.get_or_create(user=user)[0].key)
+    return keys
+
+
+@dataclass
+class Tally:
+    latencies_ms: list[float] = field(default_factory=list)
+    statuses: Counter = field(default_factory=Counter)
+    failures: Counter = field(default_factory=Counter)  # exceptions by type
+
+
+def percentile(values: list[float], share: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def client(
+    index: int, key: str, args: argparse.Namespace, stop_at: float, tallies: dict[str, Tally], run: str
+) -> None:
+    headers = {"Authorization": f"Token {key}"}
+    connector = aiohttp.TCPConnector(limit=1)  # one keep-alive connection per client
+    timeout = aiohttp.ClientTimeout(total=30)
+    # Submissions staggered over the interval, so they do not arrive in waves.
+    next_submit = time.monotonic() + random.Random(index).uniform(0, args.submit_interval)
+    submitted, last = 0, ""
+    async with aiohttp.ClientSession(
+        args.url, headers=headers, connector=connector, timeout=timeout
+    ) as session:
+        while time.monotonic() < stop_at:
+            # A submit is due every interval, but never twice in a row: when requests take
+            # longer than the interval the client still lists (the mix stays read-heavy).
+            if time.monotonic() >= next_submit and last != "submit":
+                kind, method, path = "submit", "POST", "/api/v1/gangs/"
+                name = f"{run}-c{index:03d}-{submitted}"
+                body = {
+                    "namespace": "load",
+                    "name": name,
+                    "minMember": 1,
+                    "waitSeconds": 600,
+                    "pods": [
+                        {
+                            "name": name,
+                            "requests": {"cpu": "100m", "memory": "128Mi"},
+                            "durationSeconds": 5,
+                        }
+                    ],
+                }
+                submitted += 1
+                next_submit += args.submit_interval
+            else:
+                kind, method, path, body = "read", "GET", "/api/v1/gangs/?pageSize=20", None
+            last = kind
+            tally = tallies[kind]
+            started = time.perf_counter()
+            try:
+                async with session.request(method, path, json=body) as response:
+                    await response.read()
+                    tally.statuses[response.status] += 1
+            except (aiohttp.ClientError, TimeoutError) as error:
+                tally.failures[type(error).__name__] += 1
+                continue
+            finally:
+                tally.latencies_ms.append((time.perf_counter() - started) * 1000)
+
+
+def summary(tally: Tally, seconds: float, ok: int) -> dict:
+    requests = sum(tally.statuses.values()) + sum(tally.failures.values())
+    errors = sum(n for status, n in tally.statuses.items() if status != ok) + sum(tally.failures.values())
+    return {
+        "requests": requests,
+        "per_second": round(requests / seconds, 1),
+        "errors": errors,
+        "statuses": {str(status): n for status, n in sorted(tally.statuses.items())},
+        "failures": dict(tally.failures),
+        "latency_ms": {
+            "p50": round(percentile(tally.latencies_ms, 0.50), 1),
+            "p90": round(percentile(tally.latencies_ms, 0.90), 1),
+            "p99": round(percentile(tally.latencies_ms, 0.99), 1),
+            "max": round(max(tally.latencies_ms, default=0.0), 1),
+        },
+    }
+
+
+async def load(args: argparse.Namespace, keys: list[str], tallies: dict[str, Tally]) -> float:
+    """Every client at once until the duration is over; returns the seconds it took."""
+    run = dt.datetime.now(dt.UTC).strftime("r%H%M%S")  # gang names of this run's own
+    started = time.monotonic()
+    stop_at = started + args.duration
+    await asyncio.gather(*(client(i, key, args, stop_at, tallies, run) for i, key in enumerate(keys)))
+    return time.monotonic() - started
+
+
+def main() -> None:
+    args = parse_args()
+    keys = tokens(args.clients, args.operators)  # the ORM, before the event loop starts
+    tallies = {"read": Tally(), "submit": Tally()}
+    print(f"{args.clients} clients ({args.operators} operators) against {args.url} for {args.duration:.0f} s")
+    seconds = asyncio.run(load(args, keys, tallies))
+    result = {
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "url": args.url,
+        "clients": args.clients,
+        "operators": args.operators,
+        "seconds": round(seconds, 1),
+        "submit_interval_s": args.submit_interval,
+        "read": summary(tallies["read"], seconds, ok=200),
+        "submit": summary(tallies["submit"], seconds, ok=201),
+        "targets": {"errors": 0, "read_p99_ms": READ_P99_TARGET_MS},
+    }
+    total = result["read"]["requests"] + result["submit"]["requests"]
+    result["per_second"] = round(total / seconds, 1)
+    result["errors"] = result["read"]["errors"] + result["submit"]["errors"]
+    result["meets_targets"] = (
+        result["errors"] == 0 and result["read"]["latency_ms"]["p99"] < READ_P99_TARGET_MS
+    )
+
+    columns = ("requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors")
+    print(f"{'kind':<8}" + "".join(f"{column:>10}" for column in columns))
+    for kind in ("read", "submit"):
+        row, latency = result[kind], result[kind]["latency_ms"]
+        values = (row["requests"], row["per_second"], *latency.values(), row["errors"])
+        print(f"{kind:<8}" + "".join(f"{value:>10}" for value in values))
+    met = result["meets_targets"]
+    print(f"total {result['per_second']} req/s, {result['errors']} errors; targets met: {met}")
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
