@@ -1,27 +1,51 @@
 #!/usr/bin/env bash
-# Trace replay benchmark (issue 7): every policy on (a) the shared Tiresias trace on its own
-# cluster (n32g4) and (b) a 10,000-job trace drawn from it (bench/make_trace.py, seeded) on
-# 1,000 nodes of 8 GPUs. Writes bench/results/simulate/{tiresias-60,tiresias-10k}/results.json,
-# the plots, and timing.txt (wall time of each comparison, 2 processes).
+# Trace replay benchmark (issue 7): every policy on
+#   tiresias-60     the shared Tiresias trace as it is, on its own cluster (n32g4);
+#   tiresias-600    the same jobs ten times back to back, compressed in time to an offered load
+#                   of 1.3 on n32g4 (bench/make_trace.py tiresias-scaled);
+#   production-10k  10,000 jobs of a production GPU cluster's shape (bench/make_trace.py, seed 7,
+#                   load 1.3) on 1,000 nodes of 8 GPUs.
+# Writes bench/results/simulate/<name>/results.json and the plots, and timing.json: the wall
+# time of each comparison (one process per policy, $PROCESSES at a time) with the load average
+# before and after it, since other work on the machine stretches wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 OUT=bench/results/simulate
 TRACES=${TRACES:-../shared/traces}
 PROCESSES=${PROCESSES:-2}
+ONLY=${ONLY:-}  # e.g. ONLY=production-10k to rerun one comparison
 mkdir -p "$OUT"
 
-"$PY" bench/make_trace.py --jobs 10000 --nodes 1000 --gpus-per-node 8 --seed 7 --out "$OUT/tiresias-10k.csv"
+"$PY" bench/make_trace.py production --out "$OUT/production-10k.csv"
+"$PY" bench/make_trace.py tiresias-scaled --out "$OUT/tiresias-600.csv"
 
 run() {  # name trace cluster
-  local began ended
+  [[ -n "$ONLY" && "$ONLY" != "$1" ]] && return 0
+  local began ended before after
+  before=$(cut -d' ' -f1-3 /proc/loadavg)
   began=$(date +%s.%N)
   "$PY" manage.py simulate --trace "$2" --cluster "$3" --out "$OUT/$1" --processes "$PROCESSES"
   ended=$(date +%s.%N)
-  printf '%s: %.1f s wall, %s processes, %s cores\n' "$1" "$(echo "$ended - $began" | bc)" \
-    "$PROCESSES" "$(nproc)" | tee -a "$OUT/timing.txt"
+  after=$(cut -d' ' -f1-3 /proc/loadavg)
+  "$PY" - "$OUT/timing.json" "$1" "$began" "$ended" "$before" "$after" "$PROCESSES" <<'PY'
+import json, os, sys
+from pathlib import Path
+
+path, name, began, ended, before, after, processes = sys.argv[1:]
+timing = json.loads(Path(path).read_text()) if Path(path).exists() else {}
+timing[name] = {
+    "wall_seconds": round(float(ended) - float(began), 1),
+    "processes": int(processes),
+    "cores": os.cpu_count(),
+    "loadavg_before": before,  # 1, 5 and 15 minutes, from /proc/loadavg
+    "loadavg_after": after,
+}
+Path(path).write_text(json.dumps(timing, indent=2) + "\n")
+print(f"{name}: {timing[name]['wall_seconds']} s wall, load {before} -> {after}")
+PY
 }
 
-: > "$OUT/timing.txt"
 run tiresias-60 "$TRACES/tiresias-60-jobs.csv" n32g4
-run tiresias-10k "$OUT/tiresias-10k.csv" "1000x{cpu=64,memory=512Gi,nvidia.com/gpu=8}"
+run tiresias-600 "$OUT/tiresias-600.csv" n32g4
+run production-10k "$OUT/production-10k.csv" "1000x{cpu=64,memory=512Gi,nvidia.com/gpu=8}"

@@ -128,6 +128,18 @@ def simulation_detail(request, pk: int):
         (label, [_show(metrics.get(key), kind) for _name, metrics in policies])
         for label, key, kind in METRICS
     ]
+    sizes = list(dict.fromkeys(size for _name, m in policies for size in m.get("wait_by_size", {})))
+    for size in sizes:  # the big gangs' wait is what an average over every job hides
+        for label, key in (("Avg", "avg_wait_s"), ("p95", "p95_wait_s")):
+            rows.append(
+                (
+                    f"{label} wait, jobs of {size} (s)",
+                    [
+                        _show(m.get("wait_by_size", {}).get(size, {}).get(key), "seconds")
+                        for _n, m in policies
+                    ],
+                )
+            )
     resources = sorted({r for _name, metrics in policies for r in metrics.get("utilization", {})})
     for resource in resources:
         rows.append(

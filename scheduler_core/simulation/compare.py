@@ -1,7 +1,9 @@
 """One comparison: a trace on a cluster under several policies, and the files it writes.
 
-Policies replay independently, so with ``processes`` > 1 each runs in its own process (the
-comparison of five policies uses both cores of a small machine). Inside a daemonic process (a
+Policies replay independently, so with ``processes`` > 1 each runs in a process of its own,
+started for it and ended after it (``max_tasks_per_child=1``: no policy inherits another's
+heap), ``processes`` at a time (the comparison of five policies uses both cores of a small
+machine). Inside a daemonic process (a
 Celery prefork child) no children may be started, so callers there pass ``processes=1``.
 """
 
@@ -64,7 +66,7 @@ def compare(
                 progress((done + 1) / len(policies))
     else:
         quiet = ReplayOptions(**{**options.__dict__, "progress": None})
-        with ProcessPoolExecutor(max_workers=processes) as pool:
+        with ProcessPoolExecutor(max_workers=processes, max_tasks_per_child=1) as pool:
             futures = [pool.submit(replay, trace, cluster, policy, quiet) for policy in policies]
             replays = []
             for done, future in enumerate(futures):

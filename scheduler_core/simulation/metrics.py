@@ -13,6 +13,10 @@ Definitions (the README's "Trace replay" repeats them):
   the first submission to the end of the replay).
 * waste = resource-hours held (bound or reserved) by members of gangs that were not running;
   cpu in core-hours, memory in GiB-hours, anything else (GPUs) in unit-hours.
+* wait_by_size = the same wait figures per job size (what all its workers ask of the main
+  resource, GPUs if the cluster has any, else cores: 1, 2-8, 9-64, 65 and more), with how many
+  jobs of that size there were and how many started: an average over all jobs is mostly the
+  1-GPU jobs, and a policy that lets small gangs pass and starves the big ones shows it here.
 * deadlocked_jobs = jobs not running at the end whose members still hold resources.
 * scheduler_seconds = wall time spent inside ``run_cycle`` over the whole replay; the per-cycle
   mean and p95 are given beside it.
@@ -25,6 +29,7 @@ import numpy as np
 from .replay import Replay
 
 _UNIT = {"cpu": 1000.0, "memory": float(2**30)}
+SIZES = (("1", 0.0, 1.0), ("2-8", 1.0, 8.0), ("9-64", 8.0, 64.0), ("65+", 64.0, np.inf))  # (label, >, <=)
 
 
 def summarise(replay: Replay) -> dict:
@@ -56,6 +61,7 @@ def summarise(replay: Replay) -> dict:
             resource: round(float(replay.held_seconds[i]) / _UNIT.get(resource, 1.0) / 3600.0, 3)
             for i, resource in enumerate(replay.resources)
         },
+        "wait_by_size": _wait_by_size(replay, started),
         "deadlocked_jobs": int(replay.deadlocked.sum()),
         "preemptions": replay.preemptions,
         "scheduler_seconds": round(float(sum(replay.cycle_seconds)), 3),
@@ -67,6 +73,24 @@ def summarise(replay: Replay) -> dict:
         "virtual_time_cap_s": round(replay.time_cap, 3),
         "stopped_by": replay.stopped_by,
     }
+
+
+def _wait_by_size(replay: Replay, started: np.ndarray) -> dict[str, dict]:
+    sizes = {}
+    for label, above, upto in SIZES:
+        chosen = (replay.demand > above) & (replay.demand <= upto)
+        if label == SIZES[0][0]:
+            chosen = replay.demand <= upto  # fractions of a GPU or core count as the smallest
+        if not chosen.any():
+            continue
+        wait = replay.start[chosen & started] - replay.submit[chosen & started]
+        sizes[label] = {
+            "jobs": int(chosen.sum()),
+            "started": int((chosen & started).sum()),
+            "avg_wait_s": _mean(wait),
+            "p95_wait_s": _percentile(wait, 95),
+        }
+    return sizes
 
 
 def _mean(values: np.ndarray) -> float | None:

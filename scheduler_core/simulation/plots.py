@@ -18,15 +18,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .replay import Replay  # noqa: E402
+from .replay import Replay, main_resource  # noqa: E402
 
 PLOTS = ("comparison.png", "utilization.png", "queue.png", "jct.png")
 MAX_POINTS = 2000
-
-
-def main_resource(resources: tuple[str, ...]) -> str:
-    gpus = [r for r in resources if r.endswith("gpu")]
-    return gpus[0] if gpus else ("cpu" if "cpu" in resources else resources[0])
 
 
 def write_plots(replays: list[Replay], out: Path, title: str) -> list[Path]:

@@ -80,6 +80,7 @@ class Replay:
     start: np.ndarray  # NaN: never started (or preempted and not restarted)
     finish: np.ndarray  # NaN: not finished
     deadlocked: np.ndarray  # bool: not running at the end with members bound or reserved
+    demand: np.ndarray  # per job: what all its workers ask of ``main_resource`` (cpu in cores)
     useful_seconds: np.ndarray  # per resource: integral of what running jobs held
     held_seconds: np.ndarray  # per resource: integral of what jobs not yet running held
     end_time: float
@@ -197,6 +198,7 @@ class _Loop:
             start=self.start,
             finish=self.finish,
             deadlocked=deadlocked,
+            demand=self._demand(),
             useful_seconds=self.useful_seconds,
             held_seconds=self.held_seconds,
             end_time=end,
@@ -207,6 +209,11 @@ class _Loop:
             preemptions=self.preemptions,
             timeline=self.timeline,
         )
+
+    def _demand(self) -> np.ndarray:
+        main = main_resource(self.resources)
+        unit = 1000.0 if main == "cpu" else 1.0
+        return np.array([job.workers * job.requests.get(main, 0) / unit for job in self.trace.jobs])
 
     def _next_event_time(self) -> float | None:
         times = []
@@ -522,6 +529,12 @@ class _Loop:
         timeline.running.append(len(self.running))
         timeline.useful.append(self.useful.copy())
         timeline.held.append(self.held.copy())
+
+
+def main_resource(resources: tuple[str, ...]) -> str:
+    """What a cluster is judged by: GPUs if it has any, else CPUs."""
+    gpus = [r for r in resources if r.endswith("gpu")]
+    return gpus[0] if gpus else ("cpu" if "cpu" in resources else resources[0])
 
 
 def replay(trace: Trace, cluster: Cluster, policy: Policy, options: ReplayOptions | None = None) -> Replay:

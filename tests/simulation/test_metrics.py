@@ -27,6 +27,11 @@ def test_the_metrics_of_a_two_job_trace(policy):
     assert metrics["utilization"]["cpu"] == pytest.approx(200 / 600, abs=1e-4)
     assert metrics["deadlocked_jobs"] == 0
     assert metrics["cycles"] >= 2
+    # J1 asks 1 GPU in all, J2 2 (2 workers x 1): each its own size class.
+    assert metrics["wait_by_size"] == {
+        "1": {"jobs": 1, "started": 1, "avg_wait_s": 0.0, "p95_wait_s": 0.0},
+        "2-8": {"jobs": 1, "started": 1, "avg_wait_s": 90.0, "p95_wait_s": 90.0},
+    }
 
 
 def test_pod_at_a_time_wastes_what_a_half_placed_gang_holds():
@@ -45,3 +50,4 @@ def test_unfinished_jobs_count_in_the_total_but_not_in_the_averages():
     assert metrics["jobs_total"] == 2 and metrics["jobs_finished"] == 1
     assert metrics["jobs_never_started"] == 1
     assert metrics["avg_wait_s"] == 0.0 and metrics["avg_jct_s"] == 100.0
+    assert metrics["wait_by_size"]["2-8"] == {"jobs": 1, "started": 0, "avg_wait_s": None, "p95_wait_s": None}

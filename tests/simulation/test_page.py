@@ -64,6 +64,8 @@ def test_a_finished_run_shows_the_policies_side_by_side_and_serves_its_plots(ali
     html = client.get(f"/simulations/{run.pk}/").content.decode()
     assert "<th>pod</th><th>gangsched</th>" in html
     assert '<tr><th scope="row">Deadlocked jobs</th><td>2</td><td>0</td></tr>' in html
+    # B (3 x 3 GPUs) never starts under pod; gangsched backfills it at t=102, 98 s after submission.
+    assert '<tr><th scope="row">Avg wait, jobs of 9-64 (s)</th><td>—</td><td>98.0</td></tr>' in html
     assert f'src="/simulations/{run.pk}/plots/utilization.png"' in html
     plot = client.get(f"/simulations/{run.pk}/plots/jct.png")
     assert plot.status_code == 200 and plot["Content-Type"] == "image/png"
