@@ -47,7 +47,14 @@ class NodeListApi(APIView):
     class NodeOutput(serializers.Serializer):
         name = serializers.CharField()
         allocatable = serializers.DictField(child=serializers.IntegerField())
-        used = serializers.DictField(child=serializers.IntegerField())
+        used = serializers.DictField(
+            child=serializers.IntegerField(),
+            help_text="Requested by bound active pods, gangsched's and (on Kubernetes) other schedulers'.",
+        )
+        external = serializers.DictField(
+            child=serializers.IntegerField(),
+            help_text="Of which other schedulers' pods (Kubernetes backend).",
+        )
         pods = serializers.IntegerField()
         labels = serializers.DictField(child=serializers.CharField())
         taints = serializers.ListField(child=serializers.DictField())

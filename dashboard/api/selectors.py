@@ -53,6 +53,8 @@ def event_visible(*, user) -> QuerySet[GangEvent]:
 def node_usage() -> list[dict]:
     """Every node with what its bound active pods request (``used``) and how many there are.
 
+    On a real cluster ``used`` also counts what other schedulers' pods request there
+    (``external``, kept by the Kubernetes backend's watch): that room is taken too.
     Requests are JSON objects, summed here rather than in SQL: a cluster has few distinct
     request shapes, and this stays one query over the active pods.
     """
@@ -66,7 +68,8 @@ def node_usage() -> list[dict]:
         {
             "name": node.name,
             "allocatable": node.allocatable,
-            "used": dict(used.get(node.name, {})),
+            "used": dict(used.get(node.name, Counter()) + Counter(node.external_usage or {})),
+            "external": dict(node.external_usage or {}),
             "pods": pods.get(node.name, 0),
             "labels": node.labels,
             "taints": node.taints,

@@ -115,17 +115,21 @@ def node_usage(*, submitter: str | None = None, all_gangs: bool = False) -> list
         for node, ids, n in rows:
             shown[node] = [keys[pk] for pk in ids if pk in keys]
             counts[node] = n
-    return [
-        {
-            "node": node,
-            "used": dict(used.get(node.name, {})),
-            "pods": pods.get(node.name, 0),
-            "gangs": shown.get(node.name, []),
-            "more_gangs": counts.get(node.name, 0) - len(shown.get(node.name, [])),
-            "bars": resource_bars(node.allocatable, used.get(node.name, {})),
-        }
-        for node in Node.objects.order_by("name")
-    ]
+    rows = []
+    for node in Node.objects.order_by("name"):
+        # Other schedulers' pods take room too (Kubernetes backend): the bars show it.
+        taken = dict(used.get(node.name, Counter()) + Counter(node.external_usage or {}))
+        rows.append(
+            {
+                "node": node,
+                "used": taken,
+                "pods": pods.get(node.name, 0),
+                "gangs": shown.get(node.name, []),
+                "more_gangs": counts.get(node.name, 0) - len(shown.get(node.name, [])),
+                "bars": resource_bars(node.allocatable, taken),
+            }
+        )
+    return rows
 
 
 def resource_bars(capacity: dict, used: dict, resources=None) -> list[dict]:
@@ -174,12 +178,15 @@ def bound_pods_by_minute(*, now: datetime) -> list[tuple]:
 
 def cluster_totals(bound_rows: list[tuple]) -> tuple[Counter, Counter]:
     """Capacity of schedulable nodes (ready, not cordoned) and use by bound active pods on any
-    node, per resource, as the API's cluster summary counts them."""
+    node (plus other schedulers' pods on a real cluster), per resource, as the API's cluster
+    summary counts them."""
     capacity, used = Counter(), Counter()
     for allocatable in Node.objects.filter(ready=True, unschedulable=False).values_list(
         "allocatable", flat=True
     ):
         capacity.update(allocatable)
+    for external in Node.objects.exclude(external_usage={}).values_list("external_usage", flat=True):
+        used.update(external)  # other schedulers' pods (Kubernetes backend)
     for active, _, _, requests, n in bound_rows:
         if active:
             used.update({resource: n * int(value) for resource, value in (requests or {}).items()})

@@ -44,6 +44,17 @@ def test_the_cluster_summary_counts_only_schedulable_capacity_and_gangs_by_phase
     assert body["pods"] == 2
 
 
+def test_other_schedulers_pods_count_as_used(as_alice):
+    cluster()
+    Node.objects.filter(name="cpu-1").update(external_usage={"cpu": 3000})  # kube-scheduler's pods
+    nodes = {n["name"]: n for n in as_alice.get("/api/v1/nodes/").json()}
+    assert nodes["cpu-1"]["used"] == {"cpu": 4000, "memory": 2**30}
+    assert nodes["cpu-1"]["external"] == {"cpu": 3000}
+    assert nodes["cpu-1"]["pods"] == 1  # gangsched's own
+    body = as_alice.get("/api/v1/cluster/").json()
+    assert body["resources"]["cpu"] == {"capacity": 8000, "used": 5000, "free": 3000}
+
+
 def test_events_are_those_of_visible_gangs_newest_first_filtered_by_gang_and_kind(as_alice, as_olga):
     mine = make_gang("ml", "train")
     make_gang("etl", "nightly", submitter="bob")

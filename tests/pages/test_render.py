@@ -122,3 +122,12 @@ def test_gang_group_progress_lists_every_gang_of_the_group(as_olga, db):
     html = as_olga.get("/gangs/").content.decode()
 
     assert "ml/b" in html and "NotSubmitted" in html
+
+
+def test_the_nodes_page_counts_other_schedulers_pods_as_used(as_olga, world):
+    from scheduler_core.models import Node
+
+    cpu = 8000
+    Node.objects.create(name="shared-1", allocatable={"cpu": cpu}, external_usage={"cpu": cpu})
+    html = as_olga.get("/nodes/").content.decode()
+    assert f'data-resource="cpu" data-capacity="{cpu}" data-used="{cpu}"' in html
