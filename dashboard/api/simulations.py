@@ -95,7 +95,11 @@ class SimulationListStartApi(generics.ListAPIView):
     parser_classes = [JSONParser]
     queryset = SimulationRun.objects.select_related("requested_by").defer("trace_text")
 
-    @extend_schema(operation_id="simulations_list", summary="Simulation runs")
+    @extend_schema(
+        operation_id="simulations_list",
+        summary="Simulation runs",
+        responses={200: SimulationOutput(many=True), 404: ERRORS},  # 404: a page past the last
+    )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -124,6 +128,10 @@ class SimulationDetailApi(generics.RetrieveAPIView):
     serializer_class = SimulationOutput
     queryset = SimulationRun.objects.select_related("requested_by").defer("trace_text")
 
-    @extend_schema(operation_id="simulations_retrieve", summary="One simulation run with its results")
+    @extend_schema(
+        operation_id="simulations_retrieve",
+        summary="One simulation run with its results",
+        responses={200: SimulationOutput, 404: ERRORS},
+    )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)

@@ -20,6 +20,9 @@ OPERATIONS = {
     "events_list",
     "nodes_list",
     "cluster_summary",
+    "simulations_list",
+    "simulations_start",
+    "simulations_retrieve",
 }
 
 
