@@ -20,7 +20,6 @@ from scheduler_core.declarations.documents import documents_expand
 from scheduler_core.declarations.validate import MAX_MANIFEST_BYTES
 
 from .exceptions import ERRORS, PayloadTooLarge
-from .permissions import sees_all_gangs
 from .serializers import GangOutput
 from .throttles import SubmitThrottle
 
@@ -98,10 +97,10 @@ class ManifestApplyApi(APIView):
             raise
         if not documents:  # only comments, "---" or null: as kubectl, "no objects passed to apply"
             raise DeclarationError("body", "the manifest holds no objects")
-        if not sees_all_gangs(request.user):  # nodes and priority classes are the operators'
-            for manifest in documents_expand(documents):
-                if (manifest.group, manifest.kind) in OPERATOR_KINDS:
-                    raise PermissionDenied(f"only operators may apply {manifest.kind} objects")
+        for manifest in documents_expand(documents):  # nodes and priority classes are the operators'
+            permission = OPERATOR_KINDS.get((manifest.group, manifest.kind))
+            if permission and not request.user.has_perm(permission):
+                raise PermissionDenied(f"only operators may apply {manifest.kind} objects")
         with transaction.atomic():  # a refused document leaves nothing of the others behind
             result = manifests_apply(documents, submitter=request.user.get_username())
         output = {"lines": result.lines, "gangs": result.gangs, "pods": result.pods}

@@ -225,8 +225,13 @@ KINDS = {
     ("", "Namespace"): load_namespace,
     (PRIORITY_GROUP, "PriorityClass"): load_priority_class,
 }
-#: Kinds only operators may apply through the API (a Namespace changes nothing).
-OPERATOR_KINDS = {("", "Node"), (PRIORITY_GROUP, "PriorityClass")}
+#: Kinds that change the cluster for everyone, and the permission applying one through the API
+#: takes (the operators group has both; a Namespace changes nothing). Seeing every gang is not
+#: enough: a read-only viewer must not add nodes or reorder everyone's priorities.
+OPERATOR_KINDS = {
+    ("", "Node"): "scheduler_core.change_node",
+    (PRIORITY_GROUP, "PriorityClass"): "scheduler_core.change_priorityclass",
+}
 
 
 # ---------------------------------------------------------------- priority resolution

@@ -27,3 +27,10 @@ def test_an_operator_applies_nodes_and_priority_classes(as_olga):
     assert response.status_code == 201, response.json()
     assert response.json()["lines"] == ["node/n1 created", "priorityclass.scheduling.k8s.io/gold created"]
     assert Node.objects.get(name="n1").allocatable == {"cpu": 8000, "memory": 32 * 2**30}
+
+
+@pytest.mark.parametrize("text", [NODE, CLASS])
+def test_a_viewer_who_sees_every_gang_may_not_apply_cluster_objects(as_vera, text):
+    response = as_vera.post(URL, text, content_type="application/yaml")
+    assert response.status_code == 403
+    assert not Node.objects.exists() and not PriorityClass.objects.exists()
