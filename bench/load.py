@@ -2,13 +2,15 @@
 submitting gangs at once while the scheduler runs.
 
     python bench/load.py [--url http://127.0.0.1:8010] [--clients 200] [--duration 60]
-                         [--submit-interval 4] [--operators 20] [--out bench/results/load.json]
+                         [--submit-interval 4] [--operators 20] [--think 0]
+                         [--out bench/results/load.json]
 
 Run it against a ``make run`` of its own (the README's *Reliability* section has the commands):
 it needs the server's database (the same ``DATABASE_URL``), where it creates the users
 ``load-000`` ... and their API tokens (``load-000`` ... ``load-<operators - 1>`` in the
 ``operators`` group) and nothing else. Each client is one user with one HTTP keep-alive
-connection (asyncio + aiohttp), looping without pause:
+connection (asyncio + aiohttp), looping without pause (or, with ``--think S``, waiting about S
+seconds between requests, as API clients and dashboards that poll do):
 
 * reads: ``GET /api/v1/gangs/?pageSize=20``, a submitter's own gangs or, for operators, every
   gang (a count over the whole table and the newest page);
@@ -56,6 +58,12 @@ def parse_args() -> argparse.Namespace:
         "--submit-interval", type=float, default=4.0, help="seconds between a client's submits"
     )
     parser.add_argument("--operators", type=int, default=20, help="clients that list every gang")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds a client waits between requests (uniform 0.5x-1.5x); 0: back to back",
+    )
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "load.json"))
     return parser.parse_args()
 
@@ -105,6 +113,7 @@ async def client(
     # Submissions staggered over the interval, so they do not arrive in waves.
     next_submit = time.monotonic() + random.Random(index).uniform(0, args.submit_interval)
     submitted, last = 0, ""
+    pause = random.Random(10_000 + index)
     async with aiohttp.ClientSession(
         args.url, headers=headers, connector=connector, timeout=timeout
     ) as session:
@@ -143,6 +152,8 @@ async def client(
                 continue
             finally:
                 tally.latencies_ms.append((time.perf_counter() - started) * 1000)
+            if args.think > 0:
+                await asyncio.sleep(pause.uniform(0.5, 1.5) * args.think)
 
 
 def summary(tally: Tally, seconds: float, ok: int) -> dict:
@@ -190,6 +201,7 @@ def main() -> None:
         "operators": args.operators,
         "seconds": round(seconds, 1),
         "submit_interval_s": args.submit_interval,
+        "think_s": args.think,
         "read": summary(tallies["read"], seconds, ok=200),
         "submit": summary(tallies["submit"], seconds, ok=201),
         "targets": {"errors": 0, "read_p99_ms": READ_P99_TARGET_MS},
