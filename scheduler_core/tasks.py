@@ -16,6 +16,7 @@ from django.conf import settings
 from scheduler_core.events import events_publish
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
 from scheduler_core.services.kubelet import kubelet_tick
+from scheduler_core.services.reconcile import LeaseBusy, reconcile
 
 logger = logging.getLogger(__name__)
 
@@ -79,3 +80,15 @@ def kubelet() -> dict:
 @shared_task(ignore_result=True)
 def publish_events() -> int:
     return events_publish()
+
+
+@shared_task(bind=True, ignore_result=True)
+def reconcile_drift(self) -> int:
+    """Repair drift between the derived state and the truth (services/reconcile.py); how many."""
+    try:
+        repairs = reconcile(holder=_holder(self))
+    except LeaseBusy:
+        return 0  # a cycle runs; the next beat catches up
+    if repairs:
+        events_publish()
+    return len(repairs)

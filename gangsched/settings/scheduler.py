@@ -59,6 +59,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": GANGSCHED_CYCLE_INTERVAL_S,
         "options": {"expires": 5 * GANGSCHED_CYCLE_INTERVAL_S},
     },
+    # Drift the cycles do not see (services/reconcile.py), repaired and recorded in the history.
+    "reconcile-drift": {
+        "task": "scheduler_core.tasks.reconcile_drift",
+        "schedule": 30 * GANGSCHED_CYCLE_INTERVAL_S,
+        "options": {"expires": 30 * GANGSCHED_CYCLE_INTERVAL_S},
+    },
 }
 
 # Fault injection for the crash tests (tests/loop/test_worker.py, bench/): seconds to sleep after

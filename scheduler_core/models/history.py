@@ -45,6 +45,7 @@ class GangEventKind(models.TextChoices):
     RESTARTED = "restarted"
     FELL_BACK = "fell_back"
     EXPLAINED = "explained"
+    RECONCILED = "reconciled"  # drift repaired by services/reconcile.py
 
 
 class GangEvent(AppendOnlyModel):
