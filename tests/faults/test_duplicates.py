@@ -64,7 +64,7 @@ def test_the_same_task_delivered_twice_binds_each_pod_once(processes):
 @pytest.mark.timeout(240)
 def test_two_beats_and_two_workers_by_mistake_schedule_each_pod_once(processes, tmp_path):
     make_nodes(2, cpu=4)
-    gangs = [make_gang(f"team/g{i}", 3, cpu=1) for i in range(8)]  # 24 CPUs asked, 8 free
+    gangs = [make_gang(f"team/g{i}", 3, cpu=1) for i in range(6)]  # 18 CPUs asked, 8 free
     Member.objects.update(duration_seconds=1)
     processes.extend(Beat(name, tmp_path, GANGSCHED_CYCLE_INTERVAL_S="0.3") for name in ("beat-1", "beat-2"))
     processes.extend(Worker(name, concurrency=2) for name in ("w1", "w2"))

@@ -16,11 +16,15 @@ one lease TTL. The worker's sessions check every 100 ms
 that their client is still there (PostgreSQL's ``client_connection_check_interval``, through
 ``PGOPTIONS``): a session whose process was killed while it waited for a lock ends then,
 instead of when the lock comes free, and gives back what it held (the lease row's share lock).
-After every kill the invariants hold; at the end every gang is bound whole and every pod was
-bound exactly once.
+The nodes stay locked from the first kill of a round to the third, so no cycle completes a
+bind in between. After every kill the invariants hold; after every round a later cycle has
+recovered the killed one's binds (the journal is empty, the gang bound whole); at the end every
+pod was bound exactly once.
 """
 
 import itertools
+import os
+import time
 
 import pytest
 
@@ -33,7 +37,10 @@ from .processes import Blocker, Worker, cycle_pid, kill_cycle, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROUNDS = 17  # three kills each: 51
+# Three kills a round: 51 in ``make test``; bench/soak.py sets more.
+ROUNDS = int(os.environ.get("GANGSCHED_KILL_ROUNDS", "17"))
+#: What the last run measured, for bench/soak.py.
+FIGURES: dict = {}
 
 
 @pytest.fixture
@@ -49,10 +56,12 @@ def worker():
 
 
 @pytest.fixture
-def blocker():
-    held = Blocker()
+def blockers():
+    """Two sessions: one holds the nodes, one an uncommitted journal row."""
+    held = Blocker(), Blocker()
     yield held
-    held.close()
+    for blocker in held:
+        blocker.close()
 
 
 def stopped_cycle(worker: Worker, blocker: Blocker) -> int:
@@ -74,36 +83,38 @@ def kill(worker: Worker, blocker: Blocker, kills) -> None:
     next(kills)
 
 
-@pytest.mark.timeout(400)
-def test_fifty_kills_mid_cycle_leave_no_partial_gang_and_no_pod_bound_twice(worker, blocker):
-    make_nodes(4, cpu=16)
+@pytest.mark.timeout(200 + 15 * ROUNDS)
+def test_fifty_kills_mid_cycle_leave_no_partial_gang_and_no_pod_bound_twice(worker, blockers):
+    nodes, pender = blockers
+    make_nodes(4, cpu=ROUNDS)  # room for every gang of 2 x 1 CPU
     kills = itertools.count()
+    started = time.monotonic()
     for round_ in range(ROUNDS):
         gang = make_gang(f"team/g{round_}", 2, cpu=1)
-        # deciding
-        blocker.pend(gang.members.order_by("name").first().pk)
-        kill(worker, blocker, kills)
-        blocker.release()
+        # The nodes stay locked until the third kill: no cycle completes a bind in between.
+        nodes.lock_nodes()
+        pender.pend(gang.members.order_by("name").first().pk)
+        kill(worker, pender, kills)  # deciding
+        pender.release()
         assert not BindJournal.objects.filter(gang=gang).exists()
         assert_invariants()
-        # binding, then recovering, with the nodes locked
-        blocker.lock_nodes()
-        kill(worker, blocker, kills)
+        kill(worker, nodes, kills)  # binding
         assert BindJournal.objects.filter(gang=gang, state=BindState.PENDING).count() == 2
-        kill(worker, blocker, kills)
-        blocker.release()
+        kill(worker, nodes, kills)  # recovering
+        nodes.release()
         assert_invariants()
-    assert next(kills) >= 50
-
-    def finished() -> bool:
-        tasks.schedule.delay()
-        return (
-            not BindJournal.objects.filter(state=BindState.PENDING).exists()
-            and not Member.objects.filter(node__isnull=True).exists()
-        )
-
-    wait_for(finished, timeout=60, interval=0.3, what="every gang to be bound")
-    assert_invariants(idle=True)
+        wait_for(lambda gang=gang: recovered(gang), timeout=60, interval=0.2, what="the journal's recovery")
+        assert_invariants(idle=True)
+    FIGURES.update(kills=next(kills), seconds=time.monotonic() - started)
+    assert FIGURES["kills"] >= 3 * ROUNDS
     bound_rows = BindJournal.objects.filter(state=BindState.BOUND)
-    assert bound_rows.count() == Member.objects.count() == 2 * ROUNDS
+    assert bound_rows.count() == Member.objects.filter(node__isnull=False).count() == 2 * ROUNDS
     assert bound_rows.values("member").distinct().count() == 2 * ROUNDS
+
+
+def recovered(gang) -> bool:
+    """The killed cycle's binds were finished by a later cycle (asked for here: no beat)."""
+    if BindJournal.objects.filter(state=BindState.PENDING).exists():
+        tasks.schedule.delay()
+        return False
+    return Member.objects.filter(gang=gang, node__isnull=False).count() == 2

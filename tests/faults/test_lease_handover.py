@@ -8,6 +8,7 @@ it neither writes nor releases, its session is closed, and the lease passes only
 its old fencing token, once the lease has moved on: every such write must be refused.
 """
 
+import os
 import random
 import threading
 import time
@@ -19,8 +20,10 @@ from scheduler_core.models import SchedulerLease, SchedulingCycle
 from scheduler_core.services.lease import Lease, LeaseLost, fenced, lease_acquire, lease_release
 
 pytestmark = pytest.mark.django_db(transaction=True)
+#: What the last run measured, for bench/soak.py.
+FIGURES: dict = {}
 
-HANDOVERS = 1000
+HANDOVERS = int(os.environ.get("GANGSCHED_HANDOVERS", "1000"))  # bench/soak.py sets more
 TTL_S = 0.1
 KILLED = 0.1  # the share of holders that die holding the lease
 
@@ -88,15 +91,23 @@ def stale_write(run: Run, lease: Lease) -> None:
         run.stale_accepted += 1
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(300 + HANDOVERS // 10)
 def test_a_thousand_handovers_never_give_one_epoch_two_holders_and_refuse_stale_tokens():
     run = Run()
+    started = time.monotonic()
     threads = [threading.Thread(target=work, args=(run, index)) for index in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert not run.errors, run.errors
+    FIGURES.update(
+        handovers=len(run.epochs),
+        killed_holders=run.killed,
+        stale_writes=run.stale_writes,
+        stale_writes_accepted=run.stale_accepted,
+        seconds=time.monotonic() - started,
+    )
     epochs = [epoch for epoch, _ in run.epochs]
     assert len(epochs) >= HANDOVERS
     assert len(set(epochs)) == len(epochs), "two holders were given the same epoch"
