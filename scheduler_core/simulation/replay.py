@@ -55,6 +55,9 @@ class ReplayOptions:
     queue_window: int = 256
     time_cap: float = DEFAULT_TIME_CAP_S  # virtual seconds after the last submission
     max_cycles_per_tick: int = 8
+    # Leave out of a cycle the jobs it is certain to fail (see _Loop._view): no decision changes,
+    # a test replays with and without; off only to check that.
+    skip_certain_failures: bool = True
     progress: Callable[[float], None] | None = None  # fraction of the trace's jobs ended
 
 
@@ -91,6 +94,7 @@ class Replay:
     preemptions: int
     timeline: Timeline
     wall_seconds: float = 0.0
+    left_out: int = 0  # jobs left out of cycles that were certain to fail them (_Bounds)
 
 
 @dataclass
@@ -155,6 +159,7 @@ class _Loop:
         self.cycles = 0
         self.cycle_seconds: list[float] = []
         self.preemptions = 0
+        self.left_out = 0
         self.timeline = Timeline()
         self.finished = 0
         # Merging a running job's bound pods is exact when nothing running can ever be evicted.
@@ -208,6 +213,7 @@ class _Loop:
             cycle_seconds=self.cycle_seconds,
             preemptions=self.preemptions,
             timeline=self.timeline,
+            left_out=self.left_out,
         )
 
     def _demand(self) -> np.ndarray:
@@ -357,7 +363,9 @@ class _Loop:
         run on an empty cluster becomes the head of the queue (RESERVE and BLOCK: it limits or
         stops what is behind it), and with preemption or deadlock breaking at work capacity can
         grow within a cycle (then no job is filtered). Of the jobs that pass, the first
-        ``queue_window`` are shown.
+        ``queue_window`` are the window; of those, the ones ``_Bounds`` proves cannot start in
+        this cycle are left out too (but still count against the window, so the window is the
+        same), except the first, which may be the head.
         """
         chosen: list[_Job] = list(self.running.values())
         room = self.options.queue_window
@@ -365,6 +373,7 @@ class _Loop:
         wants_head = self.config.head_of_line != HeadOfLine.NONE
         free = self.alloc - self.used
         copies: dict[bytes, tuple[int, int]] = {}
+        bounds = _Bounds(self.config, self.options.skip_certain_failures)
         truncated = False
         for order in self.pending:
             job = self.jobs[order[2]]
@@ -387,8 +396,15 @@ class _Loop:
                     if not wants_head:
                         break
                     continue
-                chosen.append(job)
                 room -= 1
+                if bounds.certain_to_fail(job, shape, now, empty):
+                    if wants_head:  # the first failure of the cycle may be the head: keep it
+                        chosen.append(job)
+                        wants_head = False
+                    else:
+                        self.left_out += 1
+                    continue
+                chosen.append(job)
             elif wants_head and empty >= job.min_workers:
                 chosen.append(job)  # the head of the queue
                 if room == 0:
@@ -529,6 +545,59 @@ class _Loop:
         timeline.running.append(len(self.running))
         timeline.useful.append(self.useful.copy())
         timeline.held.append(self.held.copy())
+
+
+class _Bounds:
+    """Which jobs of the window a cycle is certain to fail, without running it.
+
+    Jobs of one *class* (the same pod request and the same ``min_workers``, Strict gangs or single
+    pods) compete for the same copies of that pod on the free capacity. Capacity only shrinks
+    within a cycle (no preemption, no deadlock breaking in exact mode), so with ``copies`` copies
+    free at its start:
+
+    * Strict gangs: at most ``copies // min_workers`` jobs of the class can start, each taking at
+      least ``min_workers`` copies, and once one of them fails every later one fails too (it
+      sees less). So if ``K = copies // min_workers`` earlier jobs of the class were in the
+      window, either all K started and fewer than ``min_workers`` copies are left, or one failed:
+      the next one fails either way. Behind a RESERVE head a job's room also depends on its
+      duration (ending before the head's shadow time lifts the limit), so there only earlier jobs
+      no longer than it count: any of them that failed had at least as much room.
+    * Pods placed one by one (``pod``), and NonStrict gangs (``nonstrict``): every pod of an
+      earlier job of the class either took a copy (bound, or kept as a reservation) or found
+      none, so once the earlier jobs' pods number ``copies``, none is left and the job places
+      nothing, so it reserves nothing either. A NonStrict gang that cannot run even on the
+      empty cluster drops what it placed, so it takes nothing and does not count.
+
+    A job left out would have placed nothing and failed; the first of them is still shown,
+    since under RESERVE and BLOCK the first failure of a cycle becomes the head.
+    """
+
+    def __init__(self, config, enabled: bool) -> None:
+        self.enabled = enabled
+        self.forced = config.force_mode
+        self.pods = not config.gangs or config.force_mode == GangMode.NON_STRICT
+        self.by_duration = config.head_of_line == HeadOfLine.RESERVE
+        self.seen: dict[tuple, list[float]] = {}  # class -> earlier durations (RESERVE: sorted)
+        self.pods_seen: dict[bytes, int] = {}
+
+    def certain_to_fail(self, job: _Job, shape: bytes, copies: int, empty: int) -> bool:
+        if not self.enabled:
+            return False
+        if self.pods:
+            earlier = self.pods_seen.get(shape, 0)
+            if empty >= job.min_workers:
+                self.pods_seen[shape] = earlier + len(job.pods)
+            return earlier >= copies
+        if (self.forced or job.gang.mode) != GangMode.STRICT:
+            return False
+        durations = self.seen.setdefault((shape, job.min_workers), [])
+        if self.by_duration:
+            earlier = bisect.bisect_right(durations, job.duration)
+            bisect.insort(durations, job.duration)
+        else:
+            earlier = len(durations)
+            durations.append(job.duration)
+        return earlier >= copies // job.min_workers
 
 
 def main_resource(resources: tuple[str, ...]) -> str:
