@@ -441,7 +441,10 @@ class _Loop:
             return False
         after = apply_result(snapshot, result, tick)
         began = False
-        for key in touched:
+        # In gang-key (trace) order: a set of strings iterates in an order that changes with the
+        # process's hash seed, and the order jobs start in is the order the next snapshot lists
+        # them (the backfill plan breaks ties between equal end times by that order).
+        for key in sorted(touched):
             job = self.by_gang.get(key)
             if job is None:
                 continue
