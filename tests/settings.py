@@ -25,7 +25,3 @@ from gangsched.settings import *  # noqa: E402, F403
 DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(  # noqa: F405
     "GANGSCHED_TEST_DB", "test_" + DATABASES["default"]["NAME"]  # noqa: F405
 )
-
-# Tests create hundreds of users; the production hasher (PBKDF2, deliberately slow) made the
-# permission matrices take minutes. Never outside tests.
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
