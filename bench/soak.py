@@ -21,14 +21,11 @@ stale writes tried and accepted (always 0), handovers per second.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from faults_run import ROOT, run_tests, write  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -41,19 +38,12 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
-    os.chdir(ROOT)
-    sys.path.insert(0, str(ROOT))
-    os.environ.update(
-        GANGSCHED_TEST_DB="test_gs_soak",
-        GANGSCHED_KILL_ROUNDS=str(args.rounds),
-        GANGSCHED_HANDOVERS=str(args.handovers),
-    )
-    import pytest
-
-    started = time.monotonic()
-    code = pytest.main(
-        ["-q", "-p", "no:randomly", "tests/faults/test_kills.py", "tests/faults/test_lease_handover.py"]
-    )
+    env = {
+        "GANGSCHED_TEST_DB": "test_gs_soak",
+        "GANGSCHED_KILL_ROUNDS": str(args.rounds),
+        "GANGSCHED_HANDOVERS": str(args.handovers),
+    }
+    code, wall = run_tests(["tests/faults/test_kills.py", "tests/faults/test_lease_handover.py"], env)
     kills = sys.modules["tests.faults.test_kills"].FIGURES
     handovers = sys.modules["tests.faults.test_lease_handover"].FIGURES
     figures = {
@@ -64,16 +54,12 @@ def main() -> int:
         "killed_holders": handovers.get("killed_holders"),
         "stale_writes": handovers.get("stale_writes"),
         "stale_writes_accepted": handovers.get("stale_writes_accepted"),
-        "handovers_per_second": round(handovers["handovers"] / handovers["seconds"], 1)
-        if handovers.get("seconds")
-        else None,
-        "wall_s": round(time.monotonic() - started, 1),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
+        "handovers_per_second": (
+            round(handovers["handovers"] / handovers["seconds"], 1) if handovers.get("seconds") else None
+        ),
+        "wall_s": round(wall, 1),
     }
-    for key, value in figures.items():
-        print(f"{key:<30} {value}")
-    Path(args.out).write_text(json.dumps(figures, indent=2) + "\n")
+    write(figures, args.out)
     return code
 
 

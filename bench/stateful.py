@@ -1,6 +1,6 @@
 """The service-layer state machine of tests/faults/stateful.py for 10,000 steps.
 
-    python bench/stateful.py [--examples 120] [--steps 100] [--out bench/results/stateful.json]
+    python bench/stateful.py [--examples 125] [--steps 100] [--out bench/results/stateful.json]
 
 Runs tests/faults/test_stateful.py through pytest (its own test database ``test_gs_stateful``)
 with ``--examples`` runs of at most ``--steps`` steps each (``make test``: 8 x 40). After every
@@ -12,19 +12,16 @@ prints hypothesis' shortest failing sequence).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from faults_run import ROOT, run_tests, write  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", type=int, default=120)
+    parser.add_argument("--examples", type=int, default=125)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "stateful.json"))
     return parser.parse_args()
@@ -32,19 +29,13 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
-    os.chdir(ROOT)
-    sys.path.insert(0, str(ROOT))
-    os.environ.update(
-        GANGSCHED_TEST_DB="test_gs_stateful",
-        GANGSCHED_STATEFUL_EXAMPLES=str(args.examples),
-        GANGSCHED_STATEFUL_STEPS=str(args.steps),
-    )
-    import pytest
-
-    started = time.monotonic()
-    code = pytest.main(["-q", "-p", "no:randomly", "tests/faults/test_stateful.py"])
+    env = {
+        "GANGSCHED_TEST_DB": "test_gs_stateful",
+        "GANGSCHED_STATEFUL_EXAMPLES": str(args.examples),
+        "GANGSCHED_STATEFUL_STEPS": str(args.steps),
+    }
+    code, wall = run_tests(["tests/faults/test_stateful.py"], env)
     stats = dict(sorted(sys.modules["tests.faults.stateful"].STATS.items()))
-    wall = time.monotonic() - started
     figures = {
         "passed": code == 0,
         "examples": args.examples,
@@ -52,11 +43,8 @@ def main() -> int:
         "steps_checked": stats.pop("steps", 0),
         "rules": stats,
         "wall_s": round(wall, 1),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
     }
-    print(json.dumps(figures, indent=2))
-    Path(args.out).write_text(json.dumps(figures, indent=2) + "\n")
+    write(figures, args.out)
     return code
 
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from scheduler_core.cluster import ClusterBackend, get_backend
 from scheduler_core.engine import CycleResult, EngineConfig, run_cycle, sweep_timeouts
 from scheduler_core.engine.decisions import TransitionKind
+from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, GangEventKind, Member, SchedulingCycle
 from scheduler_core.services.history import events_record_many
 from scheduler_core.services.journal import (
@@ -228,6 +229,8 @@ def _reservations_write(result, members, gangs, cycle, events) -> None:
             )
 
 
+_DONE = (GangPhase.FINISHED.value, GangPhase.FAILED.value, GangPhase.KILLED.value)
+
 _TRANSITION_EVENT = {
     TransitionKind.SATISFIED: GangEventKind.SATISFIED,
     TransitionKind.TIMED_OUT: GangEventKind.TIMED_OUT,
@@ -274,7 +277,9 @@ def _transitions_write(result, gangs, cycle, events, backend) -> None:
     for pk, updates in changes.items():
         groups.setdefault(repr(sorted(updates.items())), (updates, []))[1].append(pk)
     for updates, pks in groups.values():
-        Gang.objects.filter(pk__in=pks).update(**updates)
+        # A gang an operator killed (or that failed or finished) since the snapshot stays so:
+        # the condition is re-checked on the row as it is when the UPDATE gets to it.
+        Gang.objects.filter(pk__in=pks).exclude(phase__in=_DONE).update(**updates)
 
 
 def _explanations_write(result, gangs, cycle, events) -> None:

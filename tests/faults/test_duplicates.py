@@ -2,15 +2,21 @@
 for the lease, operators pressing Retry and Kill together."""
 
 import threading
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.utils import timezone
 
 from scheduler_core import tasks
+from scheduler_core.cluster import get_backend
+from scheduler_core.engine import run_cycle
 from scheduler_core.models import BindJournal, BindState, Gang, GangEvent, Member, SchedulingCycle
-from scheduler_core.services.cycle import cycle_run
+from scheduler_core.services.cycle import cycle_run, decisions_record, engine_config
+from scheduler_core.services.lease import lease_acquire
 from scheduler_core.services.operator import GangActionError, gang_kill, gang_retry
+from scheduler_core.snapshot import build_snapshot
 from tests.loop.factories import make_gang, make_nodes
 
 from .invariants import assert_invariants
@@ -115,4 +121,28 @@ def test_retry_and_kill_pressed_ten_times_each_at_once_change_the_gang_once_each
     assert outcomes.count("gang_retry") == retried <= 1
     assert Gang.objects.get(pk=gang.pk).phase == "Killed"
     assert not Member.objects.filter(gang=gang, phase__in=["Pending", "Running"]).exists()
+    assert_invariants()
+
+
+@pytest.mark.django_db
+def test_a_cycle_that_decided_before_a_kill_does_not_bring_the_gang_back():
+    """The race the presses above found: a cycle's snapshot saw the gang Pending, an operator
+    killed it, then the cycle wrote its transition (Scheduling, satisfied) over Killed."""
+    make_nodes(2)
+    gang = make_gang("team/raced", 2, cpu=1)
+    lease = lease_acquire(holder="racing-cycle", ttl_s=60)
+    with transaction.atomic():
+        snapshot = build_snapshot()
+    result = run_cycle(snapshot, time.time(), engine_config())
+    gang_kill(gang=gang, by="operator")
+    decisions_record(
+        lease=lease,
+        result=result,
+        started_at=timezone.now(),
+        started=time.perf_counter(),
+        backend=get_backend(),
+        worker=lease.holder,
+    )
+    gang.refresh_from_db()
+    assert (gang.phase, gang.satisfied) == ("Killed", False)
     assert_invariants()

@@ -86,7 +86,7 @@ def kill(worker: Worker, blocker: Blocker, kills) -> None:
 @pytest.mark.timeout(200 + 15 * ROUNDS)
 def test_fifty_kills_mid_cycle_leave_no_partial_gang_and_no_pod_bound_twice(worker, blockers):
     nodes, pender = blockers
-    make_nodes(4, cpu=ROUNDS)  # room for every gang of 2 x 1 CPU
+    make_nodes(ROUNDS // 4 + 1, cpu=8)  # room for every gang (2 pods of 1 CPU, 1Gi; 16Gi a node)
     kills = itertools.count()
     started = time.monotonic()
     for round_ in range(ROUNDS):
