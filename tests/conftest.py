@@ -2,6 +2,8 @@
 database ``test_<name>``) and the real Redis, on database 15 unless REDIS_URL is set: the default
 is applied in ``tests/settings.py``, because pytest-django loads the settings before this file."""
 
+import importlib
+
 import pytest
 import redis
 from django.conf import settings
@@ -22,6 +24,26 @@ def redis_client():
 # needs (live sockets, a browser on a live server) define their own users in their conftest.
 
 
+def operators_group() -> Group:
+    """The ``operators`` group as dashboard's data migrations make it. A transactional test's
+    flush empties every table, this group included, so tests that need it make it again."""
+    migrations = {
+        name: importlib.import_module(f"dashboard.migrations.{name}")
+        for name in ("0001_operators_group", "0003_operators_manage_cluster")
+    }
+    grants = {
+        app: list(codenames) for app, codenames in migrations["0001_operators_group"].PERMISSIONS.items()
+    }
+    grants["scheduler_core"] += migrations["0003_operators_manage_cluster"].CODENAMES
+    grants["dashboard"] = ["add_simulationrun"]  # 0002_simulationrun
+    group, _ = Group.objects.get_or_create(name="operators")
+    for app_label, codenames in grants.items():
+        group.permissions.add(
+            *Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
+        )
+    return group
+
+
 @pytest.fixture
 def alice(db) -> User:
     return User.objects.create_user("alice", password="alice-pass-123")
@@ -36,7 +58,7 @@ def bob(db) -> User:
 def olga(db) -> User:
     """An operator: a member of the group the data migration creates."""
     user = User.objects.create_user("olga", password="olga-pass-123", is_staff=True)
-    user.groups.add(Group.objects.get(name="operators"))
+    user.groups.add(operators_group())
     return user
 
 

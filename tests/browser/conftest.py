@@ -26,7 +26,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from scheduler_core import tasks
-from tests.live.conftest import operators_group
+from tests.conftest import operators_group
 from tests.loop.workers import ROOT, Worker, database_url
 
 CHROMIUM = os.environ.get("GANGSCHED_CHROMIUM", "/usr/bin/chromium")

@@ -4,16 +4,15 @@ share Redis database 15 never see each other's groups."""
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import User
 from django.db import connections
 from django.test import Client
 
 from gangsched.asgi import application
+from tests.conftest import operators_group
 
 
 @pytest.fixture(autouse=True)
@@ -22,17 +21,6 @@ async def _close_thread_connections():
     (CONN_MAX_AGE); close them, or the test database cannot be dropped at the end."""
     yield
     await database_sync_to_async(connections.close_all)()
-
-
-def operators_group() -> Group:
-    """The group dashboard/migrations/0001 creates (a transactional test's flush removed it)."""
-    migration = importlib.import_module("dashboard.migrations.0001_operators_group")
-    group, _ = Group.objects.get_or_create(name=migration.GROUP)
-    for app_label, codenames in migration.PERMISSIONS.items():
-        group.permissions.add(
-            *Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
-        )
-    return group
 
 
 def logged_in(user: User) -> User:
