@@ -58,8 +58,8 @@ from scheduler_core.simulation import POLICIES, Trace, load_cluster, replay
 spec = importlib.util.spec_from_file_location("make_trace", "bench/make_trace.py")
 make = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(make)
-trace = Trace("t", "gangsched", tuple(make.tiresias_scaled_jobs(32, 1.3, copies=2)))
-result = replay(trace, load_cluster("8x{cpu=40,memory=256Gi,nvidia.com/gpu=4}"), POLICIES["gangsched"])
+trace = Trace("t", "gangsched", tuple(make.tiresias_scaled_jobs(16, 1.3, copies=1)))
+result = replay(trace, load_cluster("4x{cpu=40,memory=256Gi,nvidia.com/gpu=4}"), POLICIES["gangsched"])
 print(hashlib.sha256(result.start.tobytes() + result.finish.tobytes()).hexdigest(), result.cycles)
 """
 
@@ -67,7 +67,7 @@ print(hashlib.sha256(result.start.tobytes() + result.finish.tobytes()).hexdigest
 def test_a_replay_does_not_depend_on_the_hash_seed():
     # Jobs started in one cycle used to be taken from a set of gang keys, whose order changes
     # with PYTHONHASHSEED; the next snapshot listed them in that order and the backfill plan
-    # broke ties between equal end times by it: this trace's starts differed for seeds 1 and 3.
+    # broke ties between equal end times by it: this trace's starts differed for seeds 1 and 2.
     outputs = {
         subprocess.run(
             [sys.executable, "-c", _SEEDED_REPLAY],
@@ -77,6 +77,6 @@ def test_a_replay_does_not_depend_on_the_hash_seed():
             text=True,
             check=True,
         ).stdout
-        for seed in ("1", "3")
+        for seed in ("1", "2")
     }
     assert len(outputs) == 1, outputs
