@@ -576,9 +576,11 @@ class _Bounds:
     """
 
     def __init__(self, config, enabled: bool) -> None:
-        self.enabled = enabled
         self.forced = config.force_mode
         self.pods = not config.gangs or config.force_mode == GangMode.NON_STRICT
+        # Pods and NonStrict gangs keep what they placed only when every failing unit does (NONE;
+        # behind a RESERVE or BLOCK head a NonStrict gang keeps nothing): otherwise no bound.
+        self.enabled = enabled and (not self.pods or config.head_of_line == HeadOfLine.NONE)
         self.by_duration = config.head_of_line == HeadOfLine.RESERVE
         self.seen: dict[tuple, list[float]] = {}  # class -> earlier durations (RESERVE: sorted)
         self.pods_seen: dict[bytes, int] = {}
