@@ -41,9 +41,10 @@ POLICIES: dict[str, Policy] = {
             "scheduler-plugins Coscheduling: strict all-or-nothing per PodGroup, ordered by priority "
             "then creation; a gang that does not fit is skipped and any smaller one behind it that "
             "fits starts (no head reservation, so large gangs can starve); no gang preemption.",
-            "A gang that does not fit is rolled back within the cycle: the Permit stage's waiting "
-            "pods (which hold resources until the permit timeout) are not modelled, which favours "
-            "coscheduling.",
+            "A gang that does not fit is rolled back within the cycle. In scheduler-plugins, "
+            "PostFilter rejects the group's Permit-waiting pods only when more than 10% of "
+            "minMember is missing; closer to its quorum they keep their resources until the "
+            "permit timeout. That hold is not modelled, which favours coscheduling.",
         ),
         Policy(
             "nonstrict",
