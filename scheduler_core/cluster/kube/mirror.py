@@ -220,7 +220,6 @@ class PodMirror:
         now = timezone.now()
         updates: dict[str, Any] = {}
         labels = dict(convert.metadata(obj).get("labels") or {})
-        annotations = dict(convert.metadata(obj).get("annotations") or {})
         if labels != member.labels:
             updates["labels"] = labels
         if node and member.node != node:
@@ -232,7 +231,6 @@ class PodMirror:
         if updates:
             updates["updated"] = now
             Member.objects.filter(pk=member.pk).update(**updates)
-        del annotations  # the pod's own annotations are not ours to mirror back (see declared_pod)
         if phase == "Succeeded":
             with transaction.atomic():
                 Member.objects.filter(pk=member.pk, phase__in=ACTIVE_MEMBER_PHASES).update(
