@@ -34,10 +34,6 @@ def key_of(obj: Mapping[str, Any]) -> tuple[str, str]:
     return meta.get("namespace") or "", meta.get("name") or ""
 
 
-def resource_version(obj: Mapping[str, Any]) -> str:
-    return metadata(obj).get("resourceVersion") or ""
-
-
 # ---------------------------------------------------------------- nodes
 
 
