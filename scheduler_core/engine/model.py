@@ -12,6 +12,7 @@ possibly across namespaces, that must all be satisfied together.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -212,3 +213,17 @@ class EngineConfig:
     timeouts: bool = True
     gangs: bool = True
     force_mode: GangMode | None = None
+    # scheduler-plugins Coscheduling's PostFilter (PodGroupRejectPercentage / 100): a Strict gang
+    # whose attempt fails keeps what it placed (its pods waiting at Permit) when at most this
+    # share of min_member is missing. 0, gangsched's own rule, rolls every failed attempt back.
+    permit_hold: float = 0.0
+
+
+def permit_quorum(min_member: int, hold: float) -> int:
+    """The fewest placed members with which a failed Strict attempt keeps them (``permit_hold``).
+
+    scheduler-plugins keeps the group's waiting pods while ``(minMember - assigned) / minMember
+    <= threshold``; as a count: at most ``floor(threshold * minMember)`` members missing (the
+    epsilon keeps e.g. 0.1 * 30 = 3.0000000000000004 at 3).
+    """
+    return min_member - math.floor(hold * min_member + 1e-9)

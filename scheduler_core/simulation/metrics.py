@@ -64,6 +64,7 @@ def summarise(replay: Replay) -> dict:
         "wait_by_size": _wait_by_size(replay, started),
         "deadlocked_jobs": int(replay.deadlocked.sum()),
         "preemptions": replay.preemptions,
+        "permit_timeouts": replay.permit_timeouts,
         "scheduler_seconds": round(float(sum(replay.cycle_seconds)), 3),
         "cycles": replay.cycles,
         "scheduler_seconds_per_cycle_avg": round(float(cycles.mean()), 6),

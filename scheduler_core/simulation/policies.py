@@ -18,7 +18,14 @@ class Policy:
     config: EngineConfig
     models: str
     simplifies: str
+    # Coscheduling's PermitWaitingTimeSeconds: how long a gang's pods may wait at Permit before
+    # they are rejected and the gang goes to the back of the queue (replay.py); None: no Permit.
+    permit_timeout_s: float | None = None
 
+
+# scheduler-plugins' CoschedulingArgs defaults (apis/config/v1/defaults.go).
+COSCHEDULING_REJECT_PERCENTAGE = 10
+COSCHEDULING_PERMIT_WAITING_S = 60.0
 
 _COMMON = {"preemption": False, "deadlock_resolution": False, "timeouts": False}
 
@@ -37,14 +44,25 @@ POLICIES: dict[str, Policy] = {
         ),
         Policy(
             "coscheduling",
-            EngineConfig(head_of_line=HeadOfLine.NONE, force_mode=GangMode.STRICT, **_COMMON),
-            "scheduler-plugins Coscheduling: strict all-or-nothing per PodGroup, ordered by priority "
-            "then creation; a gang that does not fit is skipped and any smaller one behind it that "
-            "fits starts (no head reservation, so large gangs can starve); no gang preemption.",
-            "A gang that does not fit is rolled back within the cycle. In scheduler-plugins, "
-            "PostFilter rejects the group's Permit-waiting pods only when more than 10% of "
-            "minMember is missing; closer to its quorum they keep their resources until the "
-            "permit timeout. That hold is not modelled, which favours coscheduling.",
+            EngineConfig(
+                head_of_line=HeadOfLine.NONE,
+                force_mode=GangMode.STRICT,
+                permit_hold=COSCHEDULING_REJECT_PERCENTAGE / 100,
+                **_COMMON,
+            ),
+            "scheduler-plugins Coscheduling with its default arguments: strict all-or-nothing per "
+            "PodGroup, ordered by priority then creation; a gang that does not fit is skipped and "
+            "any smaller one behind it that fits starts (no head reservation, so large gangs can "
+            "starve); no gang preemption. A gang that fails with at most 10% of minMember missing "
+            "(PodGroupRejectPercentage) keeps its placed pods waiting at Permit, holding their "
+            "resources, for up to 60 s (PermitWaitingTimeSeconds); then they are rejected and the "
+            "gang is sorted by that failure time, behind everything submitted before it.",
+            "Pods of a gang are tried together in one cycle, not one by one between other gangs' "
+            "pods; a failed gang's place in the queue changes only on a permit timeout (every "
+            "gang in the window is retried every cycle in queue order, so re-sorting each failure "
+            "by its time keeps that order); no PodGroup backoff (PodGroupBackoffSeconds defaults "
+            "to 0).",
+            permit_timeout_s=COSCHEDULING_PERMIT_WAITING_S,
         ),
         Policy(
             "nonstrict",

@@ -38,7 +38,7 @@ import numpy as np
 
 from scheduler_core.engine import apply_result, run_cycle
 from scheduler_core.engine.decisions import CycleResult, TransitionKind
-from scheduler_core.engine.model import Gang, GangMode, HeadOfLine, Pod, Snapshot
+from scheduler_core.engine.model import Gang, GangMode, HeadOfLine, Pod, Snapshot, permit_quorum
 
 from .clusters import Cluster
 from .policies import Policy
@@ -94,6 +94,7 @@ class Replay:
     preemptions: int
     timeline: Timeline
     wall_seconds: float = 0.0
+    permit_timeouts: int = 0  # coscheduling: holds of pods at Permit that timed out
     left_out: int = 0  # jobs left out of cycles that were certain to fail them (_Bounds)
 
 
@@ -113,6 +114,7 @@ class _Job:
     held: int = 0  # bound or reserved
     view: list[Pod] | None = None  # what the engine sees of a running job (see _Loop._merge)
     merged: int = 0  # how many pods at the front of ``view`` stand for bound pods
+    hold_since: float | None = None  # permit timeout: when its pods began waiting at Permit
 
     def contribution(self) -> tuple[np.ndarray, np.ndarray]:
         if self.start is not None:
@@ -150,6 +152,9 @@ class _Loop:
         self.arrivals = sorted(range(count), key=lambda i: (trace.jobs[i].submit, i))
         self.next_arrival = 0
         self.ends: list[tuple[float, int, int]] = []  # (time, job index, epoch)
+        # Permit timeouts of gangs holding pods at Permit: (deadline, job index, hold_since).
+        self.permit_timeout = policy.permit_timeout_s
+        self.deadlines: list[tuple[float, int, float]] = []
         self.wake: float | None = None
         self.clock = 0.0
         self.useful = np.zeros(len(self.resources))
@@ -159,6 +164,7 @@ class _Loop:
         self.cycles = 0
         self.cycle_seconds: list[float] = []
         self.preemptions = 0
+        self.permit_timeouts = 0
         self.left_out = 0
         self.timeline = Timeline()
         self.finished = 0
@@ -212,6 +218,7 @@ class _Loop:
             cycles=self.cycles,
             cycle_seconds=self.cycle_seconds,
             preemptions=self.preemptions,
+            permit_timeouts=self.permit_timeouts,
             timeline=self.timeline,
             left_out=self.left_out,
         )
@@ -227,6 +234,8 @@ class _Loop:
             times.append(self.submit[self.arrivals[self.next_arrival]])
         if self.ends:
             times.append(self.ends[0][0])
+        if self._next_deadline() < math.inf:
+            times.append(self._next_deadline())
         if self.wake is not None:
             times.append(self.wake)
         return float(min(times)) if times else None
@@ -243,9 +252,15 @@ class _Loop:
                 if self.next_arrival < len(self.arrivals)
                 else math.inf
             )
-            if min(end, arrival) > tick:
+            deadline = self._next_deadline()
+            if min(end, arrival, deadline) > tick:
                 return changed
-            if end <= arrival:
+            if deadline < min(end, arrival):
+                when, index, _since = heapq.heappop(self.deadlines)
+                self._advance(when)
+                self._permit_timeout(self.jobs[index], when)
+                changed = True
+            elif end <= arrival:
                 when, index, epoch = heapq.heappop(self.ends)
                 job = self.jobs.get(index)
                 if job is not None and job.epoch == epoch:
@@ -258,6 +273,16 @@ class _Loop:
                 self._advance(float(arrival))
                 job = self._arrive(index)
                 changed = changed or self._could_place(job)
+
+    def _next_deadline(self) -> float:
+        """The earliest permit timeout still due (entries of holds that ended are dropped)."""
+        while self.deadlines:
+            _when, index, since = self.deadlines[0]
+            job = self.jobs.get(index)
+            if job is not None and job.start is None and job.hold_since == since:
+                return self.deadlines[0][0]
+            heapq.heappop(self.deadlines)
+        return math.inf
 
     def _advance(self, when: float) -> None:
         if when > self.clock:
@@ -330,6 +355,36 @@ class _Loop:
         self.finished += 1
         if self.options.progress is not None and self.finished % 100 == 0:
             self.options.progress(self.finished / len(self.submit))
+
+    def _permit_timeout(self, job: _Job, when: float) -> None:
+        """Coscheduling's permit timeout: the waiting pods are rejected, the group goes to the back.
+
+        Unreserve rejects every waiting pod of the group and records the failure, whose time
+        becomes the group's place in the queue (QueueSort uses the last failure, not the
+        creation, to avoid head-of-line blocking): behind everything submitted before it.
+        """
+        useful, held = job.contribution()
+        self.useful -= useful
+        self.held -= held
+        self._move(job.pods, -1, job.request)
+        job.pods = [
+            dataclasses.replace(pod, reserved_node=None) if pod.reserved_node is not None else pod
+            for pod in job.pods
+        ]
+        job.bound = sum(1 for pod in job.pods if pod.node is not None)
+        job.held = job.bound
+        self._move(job.pods, +1, job.request)
+        useful, held = job.contribution()
+        self.useful += useful
+        self.held += held
+        if not job.held:
+            self.holding.discard(job.index)
+        job.hold_since = None
+        self.pending.pop(bisect.bisect_left(self.pending, job.order))
+        job.order = (-job.priority, when, job.index)
+        job.gang = dataclasses.replace(job.gang, created=when)
+        bisect.insort(self.pending, job.order)
+        self.permit_timeouts += 1
 
     def _move(self, pods: list[Pod], sign: int, request: np.ndarray) -> None:
         where = [self.node_index[p.node or p.reserved_node] for p in pods if p.node or p.reserved_node]
@@ -424,6 +479,8 @@ class _Loop:
         """Copies of its pod that must fit now for the engine to place anything of the job."""
         if not self.config.gangs or self.config.force_mode == GangMode.NON_STRICT:
             return 1  # pods placed one by one, or kept as reservations one by one
+        if self.config.permit_hold > 0:
+            return permit_quorum(job.min_workers, self.config.permit_hold)  # kept at Permit
         return job.min_workers
 
     @staticmethod
@@ -479,10 +536,21 @@ class _Loop:
                 self.holding.add(job.index)
             else:
                 self.holding.discard(job.index)
+            if self.permit_timeout is not None:
+                self._watch_permit(job, tick)
             useful, held = job.contribution()
             self.useful += useful
             self.held += held
         return began
+
+    def _watch_permit(self, job: _Job, tick: float) -> None:
+        """Start the permit clock of a gang that began holding pods at Permit; stop it otherwise."""
+        if job.start is None and job.held > job.bound:
+            if job.hold_since is None:
+                job.hold_since = tick
+                heapq.heappush(self.deadlines, (tick + self.permit_timeout, job.index, tick))
+        else:
+            job.hold_since = None
 
     def _merge(self, job: _Job) -> None:
         """The engine's view of a running job: its bound pods as one pod per (node, start).
@@ -562,9 +630,14 @@ class _Bounds:
       least ``min_workers`` copies, and once one of them fails every later one fails too (it
       sees less). So if ``K = copies // min_workers`` earlier jobs of the class were in the
       window, either all K started and fewer than ``min_workers`` copies are left, or one failed:
-      the next one fails either way. Behind a RESERVE head a job's room also depends on its
-      duration (ending before the head's shadow time lifts the limit), so there only earlier jobs
-      no longer than it count: any of them that failed had at least as much room.
+      the next one fails either way. With ``permit_hold`` a failing gang may keep what it placed
+      if that is at least its quorum ``q`` (``permit_quorum``); it places every copy left when it
+      fails, so each earlier job either took ``q`` copies or more (started, or kept them) or
+      found fewer than ``q``, and after ``copies // q`` of them the next one places fewer than
+      ``q`` and keeps nothing: it fails as if it had not been tried. Behind a RESERVE head a
+      job's room also depends on its duration (ending before the head's shadow time lifts the
+      limit), so there only earlier jobs no longer than it count: any of them that failed had at
+      least as much room.
     * Pods placed one by one (``pod``), and NonStrict gangs (``nonstrict``): every pod of an
       earlier job of the class either took a copy (bound, or kept as a reservation) or found
       none, so once the earlier jobs' pods number ``copies``, none is left and the job places
@@ -581,6 +654,7 @@ class _Bounds:
         # Pods and NonStrict gangs keep what they placed only when every failing unit does (NONE;
         # behind a RESERVE or BLOCK head a NonStrict gang keeps nothing): otherwise no bound.
         self.enabled = enabled and (not self.pods or config.head_of_line == HeadOfLine.NONE)
+        self.hold = config.permit_hold
         self.by_duration = config.head_of_line == HeadOfLine.RESERVE
         self.seen: dict[tuple, list[float]] = {}  # class -> earlier durations (RESERVE: sorted)
         self.pods_seen: dict[bytes, int] = {}
@@ -602,7 +676,8 @@ class _Bounds:
         else:
             earlier = len(durations)
             durations.append(job.duration)
-        return earlier >= copies // job.min_workers
+        quorum = permit_quorum(job.min_workers, self.hold) if self.hold > 0 else job.min_workers
+        return earlier >= copies // quorum
 
 
 def main_resource(resources: tuple[str, ...]) -> str:

@@ -54,6 +54,7 @@ from scheduler_core.engine import (
     apply_result,
     run_cycle,
 )
+from scheduler_core.engine.model import permit_quorum
 
 GI = 2**30
 NAMESPACES = ("team-a", "team-b")
@@ -411,6 +412,7 @@ configs = st.one_of(
         timeouts=st.booleans(),
         gangs=st.just(True),
         force_mode=st.sampled_from((None, GangMode.STRICT, GangMode.NON_STRICT)),
+        permit_hold=st.sampled_from((0.0, 0.1, 0.5)),
     ),
 )
 
@@ -688,6 +690,13 @@ def test_reservations_only_for_nonstrict_or_nominated(scenario: Scenario) -> Non
             gang = gangs.get(pod.gang) if pod.gang is not None else None
             assert gang is not None, f"{reserve} held by a pod without a gang, not nominated"
             mode = scenario.config.force_mode or gang.mode
+            if mode == GangMode.STRICT and scenario.config.permit_hold > 0:
+                assert "waiting at Permit" in reserve.reason, reserve
+                kept = sum(1 for r in result.reservations if r.gang == gang.key)
+                held = sum(1 for p in before.pods if p.gang == gang.key and (p.node or p.reserved_node))
+                quorum = permit_quorum(gang.min_member, scenario.config.permit_hold)
+                assert kept + held >= quorum, f"{gang.key} keeps {kept + held} at Permit, under {quorum}"
+                continue
             assert mode == GangMode.NON_STRICT, f"{reserve} held by a {mode.value} gang, not nominated"
             assert not gang.satisfied, f"{reserve} held by a member of satisfied gang {gang.key}"
         for pod in after.pods:

@@ -55,3 +55,21 @@ STARVATION = trace_text(
     "S2,2,1,1,200,1,1Gi,2,0,",
     "S3,3,1,1,50,1,1Gi,2,0,",
 )
+
+# Coscheduling's Permit hold on two 8-GPU nodes: X runs 7 GPUs until t=100. A (10 x 1 GPU) finds
+# 9 free: missing 1 of 10 (10%, within PodGroupRejectPercentage), so its 9 pods wait at Permit,
+# holding their GPUs, and C (1 GPU, 10 s) finds nothing free. At t=61 the permit timeout (60 s)
+# rejects A's pods and sorts A by that failure, behind C: C runs 61-71 while A, now missing 2
+# of 10, rolls back. When C ends A holds 9 again (from t=71), and completes when X ends (t=100).
+# ``PERMIT_FAR`` is the same with an 11-pod A: 2 of 11 missing (18%), so it never holds.
+TWO_NODES = "2x{cpu=32,memory=64Gi,nvidia.com/gpu=8}"
+PERMIT_NEAR = trace_text(
+    "X,0,7,7,100,1,1Gi,1,0,",
+    "A,1,10,10,10,1,1Gi,1,0,",
+    "C,2,1,1,10,1,1Gi,1,0,",
+)
+PERMIT_FAR = trace_text(
+    "X,0,7,7,100,1,1Gi,1,0,",
+    "A,1,11,11,10,1,1Gi,1,0,",
+    "C,2,1,1,10,1,1Gi,1,0,",
+)

@@ -8,6 +8,7 @@ whole-node gangs among 1-GPU jobs (``production``) and the Tiresias jobs at load
 
 import importlib.util
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from scheduler_core.simulation import POLICIES, ReplayOptions, Trace, load_cluster, replay
+from scheduler_core.simulation.traces import Job
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ("start", "finish", "deadlocked", "useful_seconds", "held_seconds")
@@ -28,6 +30,20 @@ def _make_trace():
     return module
 
 
+def _wide_gangs(count: int, seed: int) -> Trace:
+    """Half single 1-GPU jobs, half gangs of 10-24 one-GPU workers: coscheduling's Permit hold
+    (at most 10% of minMember missing) needs gangs of ten or more, and these time out often."""
+    rng = random.Random(seed)
+    submit, jobs = 0.0, []
+    for i in range(count):
+        submit += rng.expovariate(1 / 15)
+        workers = 1 if rng.random() < 0.5 else rng.randint(10, 24)
+        duration = float(rng.randint(30, 600))
+        requests = {"cpu": 1000, "nvidia.com/gpu": 1}
+        jobs.append(Job(f"j{i}", round(submit), workers, workers, duration, requests))
+    return Trace("wide", "gangsched", tuple(jobs))
+
+
 @pytest.fixture(scope="module")
 def cases():
     make = _make_trace()
@@ -36,10 +52,11 @@ def cases():
     return {
         "production": (production, load_cluster("10x{cpu=64,memory=512Gi,nvidia.com/gpu=8}")),
         "tiresias": (tiresias, load_cluster("8x{cpu=40,memory=256Gi,nvidia.com/gpu=4}")),
+        "wide": (_wide_gangs(150, seed=3), load_cluster("4x{cpu=64,memory=512Gi,nvidia.com/gpu=8}")),
     }
 
 
-@pytest.mark.parametrize("case", ["production", "tiresias"])
+@pytest.mark.parametrize("case", ["production", "tiresias", "wide"])
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_leaving_out_certain_failures_changes_no_decision(cases, case, policy):
     trace, cluster = cases[case]
@@ -50,6 +67,9 @@ def test_leaving_out_certain_failures_changes_no_decision(cases, case, policy):
     for name in FIELDS:
         assert np.array_equal(getattr(plain, name), getattr(fast, name), equal_nan=True), name
     assert (plain.end_time, plain.cycles, plain.stopped_by) == (fast.end_time, fast.cycles, fast.stopped_by)
+    assert plain.permit_timeouts == fast.permit_timeouts
+    if policy == "coscheduling" and case == "wide":
+        assert fast.permit_timeouts > 0  # the Permit hold was exercised alongside the shortcut
 
 
 _SEEDED_REPLAY = """

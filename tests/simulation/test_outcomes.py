@@ -2,7 +2,19 @@
 
 import pytest
 
-from .helpers import JOB_A_JOB_B, ONE_NODE, STARVATION, THREE_NODES, run, times
+from scheduler_core.simulation.metrics import summarise
+
+from .helpers import (
+    JOB_A_JOB_B,
+    ONE_NODE,
+    PERMIT_FAR,
+    PERMIT_NEAR,
+    STARVATION,
+    THREE_NODES,
+    TWO_NODES,
+    run,
+    times,
+)
 
 
 @pytest.mark.parametrize("policy", ["pod", "nonstrict"])
@@ -47,3 +59,30 @@ def test_coscheduling_starves_the_big_gang_that_gangsched_protects():
     assert greedy["S2"] == (2.0, 202.0)  # took the free half at once
     assert greedy["S3"] == (100.0, 150.0)
     assert greedy["BIG"] == (202.0, 252.0)  # 102 s later than under gangsched
+
+
+def test_coscheduling_holds_a_gang_near_its_quorum_at_permit_until_the_timeout():
+    result = run(PERMIT_NEAR, TWO_NODES, "coscheduling")
+    outcome = times(result, PERMIT_NEAR)
+    assert outcome["X"] == (0.0, 100.0)
+    assert outcome["C"] == (61.0, 71.0)  # waited behind A's Permit hold until it timed out
+    assert outcome["A"] == (100.0, 110.0)
+    assert result.permit_timeouts == 1 and summarise(result)["permit_timeouts"] == 1
+    gpu = result.resources.index("nvidia.com/gpu")
+    # 9 GPUs held at Permit from t=1 to the timeout at t=61, and again from t=71 to t=100.
+    assert result.held_seconds[gpu] == pytest.approx(9 * (61 - 1) + 9 * (100 - 71))
+    assert int(result.deadlocked.sum()) == 0
+
+
+def test_coscheduling_rolls_back_a_gang_missing_more_than_the_reject_percentage():
+    result = run(PERMIT_FAR, TWO_NODES, "coscheduling")
+    outcome = times(result, PERMIT_FAR)
+    assert outcome["C"] == (2.0, 12.0)  # A's 9 placed pods were rejected at once
+    assert outcome["A"] == (100.0, 110.0)
+    assert result.permit_timeouts == 0 and result.held_seconds.sum() == 0
+
+
+def test_gangsched_backfills_the_small_job_that_coscheduling_holds_back():
+    outcome = times(run(PERMIT_NEAR, TWO_NODES, "gangsched"), PERMIT_NEAR)
+    assert outcome["C"] == (2.0, 12.0)  # ends long before A can start: backfilled
+    assert outcome["A"] == (100.0, 110.0)

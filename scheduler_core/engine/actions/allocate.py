@@ -17,7 +17,7 @@ import dataclasses
 
 from ..decisions import Bind, Explanation, Reason, Reserve, Transition, TransitionKind
 from ..gang import Attempt, attempt, fits
-from ..model import GangMode, HeadOfLine
+from ..model import GangMode, HeadOfLine, permit_quorum
 from ..queue import Unit
 from ..session import Session
 from .backfill import Head, fits_on_empty, plan_head
@@ -107,15 +107,17 @@ def _start_clocks(session: Session, unit: Unit, result: Attempt) -> None:
 def _keep_reservations(session: Session, unit: Unit) -> None:
     """Redo the (deterministic) attempt and keep what NonStrict gangs placed as reservations.
 
-    Not when holding them would leave the gang unable to complete even on an empty cluster
-    (members reserved where the rest of the gang can no longer join them): a hold that can
-    never pay off only wastes capacity.
+    With ``permit_hold`` (the coscheduling model) a Strict gang close enough to its quorum keeps
+    what it placed too. Not when holding them would leave the gang unable to complete even on
+    an empty cluster (members reserved where the rest of the gang can no longer join them): a
+    hold that can never pay off only wastes capacity.
     """
     if not unit.is_gang:
         return
     result = attempt(session, unit, explain=False)
+    holding = {key for key in unit.gangs if _keeps(session, key, result.placed.get(key, 0))}
     for key in unit.gangs:
-        if session.mode(session.gangs[key]) != GangMode.NON_STRICT:
+        if key not in holding:
             result.trial.discard_gang(key)
     kept = result.trial.assignments()
     if not kept:
@@ -128,9 +130,23 @@ def _keep_reservations(session: Session, unit: Unit) -> None:
         result.trial.discard()
         return
     for pod, node in kept:
-        session.result.reservations.append(
-            Reserve(pod.key, node, pod.gang, "NonStrict: accumulating members")
-        )
+        gang = session.gangs[pod.gang]
+        why = "NonStrict: accumulating members"
+        if session.mode(gang) != GangMode.NON_STRICT:
+            why = "waiting at Permit: within the reject threshold of min_member"
+        session.result.reservations.append(Reserve(pod.key, node, pod.gang, why))
+
+
+def _keeps(session: Session, key: str, placed: int) -> bool:
+    """Does this gang keep what a failed attempt placed? NonStrict always; Strict under permit_hold."""
+    gang = session.gangs[key]
+    if session.mode(gang) == GangMode.NON_STRICT:
+        return True
+    hold = session.config.permit_hold
+    if hold <= 0 or gang.settled:
+        return False
+    count = len(session.running(key)) + len(session.held(key)) + placed
+    return count >= permit_quorum(gang.min_member, hold)
 
 
 def _explain(session: Session, unit: Unit, result: Attempt) -> None:
