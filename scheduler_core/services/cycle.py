@@ -166,6 +166,17 @@ def decisions_record(
         _transitions_write(result, gangs, cycle, events, backend)
         _explanations_write(result, gangs, cycle, events)
         events_record_many(events)
+    # Logged once committed (a fenced write refused by a newer epoch changed nothing).
+    for event in events:
+        if event.get("transition") is not None:
+            key = event["gang"].key
+            logger.info(
+                "gang %s %s: %s",
+                key,
+                event["transition"],
+                event["reason"],
+                extra={"gang": key, "event": event["transition"], "cycle": cycle.pk},
+            )
     return cycle, journal
 
 
@@ -271,7 +282,13 @@ def _transitions_write(result, gangs, cycle, events, backend) -> None:
                 setattr(gang, name, value)
         if kind in _TRANSITION_EVENT:
             events.append(
-                {"gang": gang, "kind": _TRANSITION_EVENT[kind], "reason": transition.reason, "cycle": cycle}
+                {
+                    "gang": gang,
+                    "kind": _TRANSITION_EVENT[kind],
+                    "reason": transition.reason,
+                    "cycle": cycle,
+                    "transition": kind.value,
+                }
             )
     groups: dict[str, tuple[dict, list[int]]] = {}
     for pk, updates in changes.items():

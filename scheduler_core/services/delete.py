@@ -116,7 +116,7 @@ def gang_delete(*, namespace: str, name: str, by: str = "an operator") -> list[s
     members = list(gang.members.select_for_update().order_by("name"))
     _kill(members, f"gang {gang.key} deleted by {by}")
     gang.delete()  # its members and history go with it
-    logger.info("gang %s deleted by %s (%d pods)", gang.key, by, len(members))
+    logger.info("gang %s deleted by %s (%d pods)", gang.key, by, len(members), extra={"gang": gang.key})
     _wake()
     return [m.name for m in members]
 

@@ -30,5 +30,5 @@ def gang_group_join(*, gang: Gang, members: list[str]) -> GangGroup:
     group, _created = GangGroup.objects.get_or_create(key=gang_group_key(keys), defaults={"members": keys})
     Gang.objects.filter(pk=gang.pk).update(group=group)
     gang.group = group
-    logger.info("gang %s joined gang group %s", gang.key, group.key)
+    logger.info("gang %s joined gang group %s", gang.key, group.key, extra={"gang": gang.key})
     return group

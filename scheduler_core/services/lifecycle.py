@@ -160,7 +160,13 @@ def _handle(gang: Gang, reason: str | None, now: datetime) -> bool:
             reason=f"{len(failed)} failed member(s) recreated ({reason})",
             details={"scope": "failed", "failed": names},
         )
-        logger.info("gang %s: %d failed members recreated: %s", gang.key, len(failed), reason)
+        logger.info(
+            "gang %s: %d failed members recreated: %s",
+            gang.key,
+            len(failed),
+            reason,
+            extra={"gang": gang.key},
+        )
     return True
 
 
@@ -189,7 +195,13 @@ def gang_requeue(
             try:
                 backend.delete_pod(member.namespace, member.name, reason)
             except ClusterError as error:
-                logger.warning("requeueing %s: %s could not be deleted: %s", gang.key, member.key, error)
+                logger.warning(
+                    "requeueing %s: %s could not be deleted: %s",
+                    gang.key,
+                    member.key,
+                    error,
+                    extra={"gang": gang.key},
+                )
     members_recreate([m.id for m in members], now=now)
     # The placement an earlier cycle journaled for these pods is void now: recovering it later
     # would bind a requeued gang's pods (some of them, if a bind failed) behind the engine's back.
@@ -210,7 +222,7 @@ def gang_requeue(
         updated=now,
     )
     event_record(gang=gang, kind=kind, reason=reason, details={"members": len(members), **(details or {})})
-    logger.info("gang %s requeued whole: %s", gang.key, reason)
+    logger.info("gang %s requeued whole: %s", gang.key, reason, extra={"gang": gang.key})
     return len(members)
 
 
@@ -255,10 +267,16 @@ def _gang_fail(
                 backend.delete_pod(member.namespace, member.name, f"gang {gang.key} failed")
             except ClusterError as error:
                 # It runs to its end instead; the gang is Failed either way.
-                logger.warning("gang %s failed but %s could not be deleted: %s", gang.key, member.key, error)
+                logger.warning(
+                    "gang %s failed but %s could not be deleted: %s",
+                    gang.key,
+                    member.key,
+                    error,
+                    extra={"gang": gang.key},
+                )
     kind = GangEventKind.KILLED if phase == GangPhase.KILLED else GangEventKind.FAILED
     event_record(gang=gang, kind=kind, reason=reason)
-    logger.info("gang %s %s: %s", gang.key, phase.value.lower(), reason)
+    logger.info("gang %s %s: %s", gang.key, phase.value.lower(), reason, extra={"gang": gang.key})
 
 
 def _reason_of(failed: list[Member]) -> str:

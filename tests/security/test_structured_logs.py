@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from gangsched.logformat import JsonFormatter
-from scheduler_core.models import Gang
+from scheduler_core.models import Gang, Node, SchedulingCycle
+from scheduler_core.services.cycle import cycle_run
 from scheduler_core.services.operator import gang_kill, gang_retry
 from tests.cast import make_gang
 
@@ -61,3 +62,17 @@ def test_log_format_json_switches_the_console_to_json_and_the_default_stays_read
     line = json.loads(run_with("json"))
     assert (line["gang"], line["level"], line["message"]) == ("ml/a", "WARNING", "gang ml/a late")
     assert run_with(None).endswith("WARNING scheduler_core.x: gang ml/a late")
+
+
+@pytest.mark.django_db
+def test_a_cycle_logs_each_gang_state_change_with_the_gang_and_the_cycle(caplog):
+    Node.objects.create(name="n0", allocatable={"cpu": 8000, "memory": 8 * 2**30})
+    make_gang("ml", "fits", submitter="alice")
+    caplog.set_level(logging.INFO, logger="scheduler_core")
+    cycle_run(holder="test")
+
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records if getattr(r, "event", None)]
+
+    assert [(line["gang"], line["event"]) for line in lines] == [("ml/fits", "satisfied")]
+    assert lines[0]["cycle"] == SchedulingCycle.objects.get().pk
+    assert lines[0]["message"].startswith("gang ml/fits satisfied: 2 members bound together")
