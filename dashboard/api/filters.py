@@ -4,11 +4,27 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import Q
+from django_filters.rest_framework import DjangoFilterBackend
 
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, GangEvent, GangEventKind
 
 PHASES = [(phase.value, phase.value) for phase in GangPhase]
+#: The paginator's query parameters (dashboard/api/pagination.py), which no filter reads.
+PAGE_PARAMS = frozenset({"page", "pageSize"})
+
+
+class FilterBackend(DjangoFilterBackend):
+    """django-filter's backend, minus the filter set when the request asks for no filter.
+
+    A filter set copies its filters and builds and validates a form on every request (a good
+    share of an unfiltered list's time), and an empty one filters nothing. Any other query
+    parameter, known or not, takes django-filter's own path as before."""
+
+    def filter_queryset(self, request, queryset, view):
+        if set(request.query_params) <= PAGE_PARAMS:
+            return queryset
+        return super().filter_queryset(request, queryset, view)
 
 
 class GangFilter(django_filters.FilterSet):

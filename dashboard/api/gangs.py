@@ -24,10 +24,12 @@ from .pagination import ApiPagination
 from .parsers import JSONParser
 from .permissions import CanKillGang, CanRetryGang
 from .serializers import (
+    GANG_OUTPUT_COLUMNS,
     PRIORITY_MAX,
     PRIORITY_MIN,
     EventOutput,
     GangOutput,
+    GangRowOutput,
     LabelNameField,
     PodInput,
     ResourceMapField,
@@ -165,7 +167,7 @@ def submit_arguments(data: dict, *, submitter: str, declaration: dict) -> dict:
 class GangListSubmitApi(generics.ListAPIView):
     """``GET``: the gangs the user may see, filtered and paginated. ``POST``: submit a gang job."""
 
-    class GangListOutput(GangOutput):
+    class GangListOutput(GangRowOutput):
         pass
 
     serializer_class = GangListOutput
@@ -175,7 +177,9 @@ class GangListSubmitApi(generics.ListAPIView):
     parser_classes = [JSONParser]
 
     def get_queryset(self):
-        return selectors.gang_visible(user=self.request.user).order_by("-created", "-id")
+        # Newest first, served by the (created, id) and (submitter, created, id) indexes.
+        gangs = selectors.gang_visible(user=self.request.user).only(*GANG_OUTPUT_COLUMNS)
+        return gangs.order_by("-created", "-id")
 
     @extend_schema(
         operation_id="gangs_list",

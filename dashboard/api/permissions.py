@@ -13,16 +13,35 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib.auth.models import Permission
+from django.db.models import Q
 from rest_framework.permissions import BasePermission
 
 from scheduler_core.models import Gang
 
 OPERATORS_GROUP = "operators"
 VIEW_ALL_GANGS = "scheduler_core.view_gang"
+MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
 def sees_all_gangs(user) -> bool:
-    return user.has_perm(VIEW_ALL_GANGS)
+    """``user.has_perm(VIEW_ALL_GANGS)``, asked in one query instead of two.
+
+    Every gang list, event feed and socket asks this, and ModelBackend loads all of a user's
+    permissions and then all of their groups' to answer it. With ModelBackend the only backend
+    the answer is the same (active superusers have every permission, inactive users none);
+    another backend, or permissions already loaded for this request, go through ``has_perm``.
+    """
+    if list(settings.AUTHENTICATION_BACKENDS) != [MODEL_BACKEND] or hasattr(user, "_perm_cache"):
+        return user.has_perm(VIEW_ALL_GANGS)
+    if not user.is_active or user.is_anonymous:
+        return False
+    if user.is_superuser:
+        return True
+    app_label, codename = VIEW_ALL_GANGS.split(".")
+    granted = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+    return granted.filter(Q(user=user) | Q(group__user=user)).exists()
 
 
 class _GangActionPermission(BasePermission):

@@ -170,7 +170,10 @@ class Gang(models.Model):
         indexes = [
             models.Index(fields=["phase"], name="gang_phase_idx"),
             models.Index(fields=["namespace"], name="gang_namespace_idx"),
-            models.Index(fields=["created"], name="gang_created_idx"),
+            # Queue order (created, id) and the API's gang list, newest first: every gang, or
+            # a submitter's own (with their count) without a scan of the whole table.
+            models.Index(fields=["created", "id"], name="gang_created_id_idx"),
+            models.Index(fields=["submitter", "created", "id"], name="gang_submitter_created_idx"),
         ]
 
     def __str__(self) -> str:

@@ -1,0 +1,121 @@
+"""What one GET /api/v1/gangs/ costs, and that the shortcuts it takes answer what the general
+path answers: a bounded number of queries whatever the page holds, the hand-built rows equal to
+DRF's, the one-query operator check equal to ``has_perm``, the unfiltered list equal to the
+filtered path with no filter."""
+
+import pytest
+from django.contrib.auth.models import AnonymousUser, Group, Permission, User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from dashboard.api.permissions import VIEW_ALL_GANGS, sees_all_gangs
+from dashboard.api.serializers import GANG_OUTPUT_COLUMNS, GangOutput, GangRowOutput
+from scheduler_core.models import Gang
+from scheduler_core.services.groups import gang_group_join
+
+from .conftest import client_for, make_gang
+
+URL = "/api/v1/gangs/"
+# Token and user, the operator check, the count, the page (with each gang's group joined in).
+LIST_QUERIES = 4
+
+
+def gangs(count: int, submitter: str = "alice") -> None:
+    for index in range(count):
+        gang = make_gang("ml", f"{submitter}-{index}", submitter=submitter, pods=1)
+        if index % 3 == 0:  # some in a group: its key comes with the page, not a query per gang
+            gang_group_join(gang=gang, members=[f"ml/{submitter}-partner-{index}"])
+
+
+def list_queries(client, **params) -> tuple[int, dict]:
+    client.get(URL, params)  # anything done once per process (content types) is done
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(URL, params)
+    assert response.status_code == 200, response.content
+    return len(queries.captured_queries), response.json()
+
+
+@pytest.mark.parametrize("who", ["alice", "olga"])
+def test_the_list_costs_the_same_queries_for_one_gang_and_a_full_page(who, request):
+    client = client_for(request.getfixturevalue(who))
+    gangs(1)
+    few, body = list_queries(client, pageSize=20)
+    assert len(body["results"]) == 1 and few == LIST_QUERIES
+    gangs(30, submitter="alice-too")
+    Gang.objects.filter(submitter="alice-too").update(submitter="alice")
+    many, body = list_queries(client, pageSize=20)
+    assert len(body["results"]) == 20 and body["count"] == 31
+    assert many == few
+    assert any(gang["group"] for gang in body["results"])
+
+
+def test_a_filtered_list_costs_no_more_queries(as_olga):
+    gangs(12)
+    count, body = list_queries(as_olga, pageSize=5, phase="Pending", search="alice")
+    assert (body["count"], len(body["results"])) == (12, 5)
+    assert count == LIST_QUERIES
+
+
+def test_unknown_parameters_take_the_filter_sets_path_and_still_list_everything(as_olga):
+    gangs(3)
+    plain = as_olga.get(URL).json()
+    assert as_olga.get(URL, {"colour": "blue", "page": 1}).json() == plain
+    assert as_olga.get(URL, {"phase": "Sleeping"}).status_code == 400
+
+
+def test_the_rows_are_what_drfs_own_serializer_makes_of_them(alice):
+    plain = make_gang("ml", "plain", submitter="alice")
+    grouped = make_gang("ml", "grouped", submitter="", wait_seconds=90, priority=-5, total_number=3)
+    gang_group_join(gang=grouped, members=["ml/other"])
+    Gang.objects.filter(pk=grouped.pk).update(
+        phase="Running", satisfied=True, running=2, reason="", message="m\u00e9ssage", provisional=True
+    )
+    Gang.objects.filter(pk=plain.pk).update(
+        reason="InsufficientResources", message="short", created=timezone.now().replace(microsecond=0)
+    )
+    rows = list(Gang.objects.select_related("group").only(*GANG_OUTPUT_COLUMNS).order_by("name"))
+    with CaptureQueriesContext(connection) as queries:
+        fast = GangRowOutput(rows, many=True).data
+    assert queries.captured_queries == []  # every field it reads was loaded
+    full = GangOutput(list(Gang.objects.select_related("group").order_by("name")), many=True).data
+    assert fast == full
+    assert [row["group"] for row in fast] == ["ml/grouped,ml/other", None]
+    assert [row["state"] for row in fast] == ["Provisional", "Pending"]
+
+
+def test_the_operator_check_answers_as_has_perm_does(settings, db):
+    view = Permission.objects.get(content_type__app_label="scheduler_core", codename="view_gang")
+    viewers = Group.objects.create(name="viewers")
+    viewers.permissions.add(view)
+    users = {
+        "plain": User.objects.create_user("plain"),
+        "direct": User.objects.create_user("direct"),
+        "in-group": User.objects.create_user("in-group"),
+        "superuser": User.objects.create_superuser("root"),
+        "inactive superuser": User.objects.create_superuser("old-root", is_active=False),
+        "inactive viewer": User.objects.create_user("old-viewer", is_active=False),
+    }
+    users["direct"].user_permissions.add(view)
+    users["in-group"].groups.add(viewers)
+    users["inactive viewer"].groups.add(viewers)
+    expected = {"direct": True, "in-group": True, "superuser": True}
+    for name, user in users.items():
+        fresh = User.objects.get(pk=user.pk)
+        with CaptureQueriesContext(connection) as queries:
+            seen = sees_all_gangs(fresh)
+        assert seen == expected.get(name, False), name
+        assert seen == User.objects.get(pk=user.pk).has_perm(VIEW_ALL_GANGS), name
+        assert len(queries.captured_queries) <= 1, name
+    assert sees_all_gangs(AnonymousUser()) is False
+    # With another backend the answer is that backend's too: has_perm decides.
+    settings.AUTHENTICATION_BACKENDS = ["tests.api.test_gang_list_cost.EveryoneViews"]
+    assert sees_all_gangs(User.objects.get(pk=users["plain"].pk)) is True
+
+
+class EveryoneViews:
+    def authenticate(self, request, **credentials):
+        return None
+
+    def has_perm(self, user, perm, obj=None):
+        return perm == VIEW_ALL_GANGS
