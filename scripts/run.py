@@ -5,6 +5,12 @@
 answer. Ctrl-C (SIGINT) or SIGTERM stops all three cleanly; if one of them exits on its own, the
 others are stopped too and the exit status says so.
 
+The web server is uvicorn with ``WEB_CONCURRENCY`` worker processes (default: one per CPU).
+Django runs a request's synchronous code (every DRF view) in one thread per process, so one
+process serves one request at a time; several use every core. Websockets work across them:
+their groups go through the Redis channel layer. uvicorn's workers are its own children, in the
+web server's process group, so the one SIGTERM below reaches them too.
+
 The children run in their own process groups, so the terminal's Ctrl-C reaches only this
 supervisor, which sends each child exactly one SIGTERM (a Celery worker that got SIGINT from the
 terminal *and* a forwarded signal would do a cold shutdown and drop its running tasks). A second
@@ -60,9 +66,46 @@ def bootstrap(nodes: int, port: int, nodes_file: str = "") -> None:
         manage("submit_demo", "--if-empty")
 
 
-def commands(host: str, port: int) -> dict[str, list[str]]:
+# Seconds uvicorn waits for open connections (websockets, slow requests) when stopping.
+WEB_STOP_GRACE_S = 10
+
+
+def web_concurrency(value: str | None = None, cpus: int | None = None) -> int:
+    """Web server processes: ``WEB_CONCURRENCY`` (the name Heroku, gunicorn and uvicorn use),
+    or one per CPU this process may run on when it is unset or empty."""
+    value = os.environ.get("WEB_CONCURRENCY", "") if value is None else value
+    if not value.strip():
+        if cpus is None:
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        return max(1, cpus or 1)
+    try:
+        processes = int(value.strip())
+    except ValueError:
+        processes = 0
+    if processes < 1:
+        raise ValueError(f"WEB_CONCURRENCY={value!r}: give a number of web processes, at least 1")
+    return processes
+
+
+def commands(host: str, port: int, web_processes: int = 1) -> dict[str, list[str]]:
     return {
-        "web": [PY, "-m", "daphne", "-b", host, "-p", str(port), "gangsched.asgi:application"],
+        "web": [
+            PY,
+            "-m",
+            "uvicorn",
+            "gangsched.asgi:application",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--workers",
+            str(web_processes),
+            "--lifespan",
+            "off",  # Django has no startup or shutdown hooks to run
+            "--no-access-log",  # as daphne: a line per request costs more than the request
+            "--timeout-graceful-shutdown",
+            str(WEB_STOP_GRACE_S),
+        ],
         "worker": [
             PY,
             "-m",
@@ -158,16 +201,24 @@ def main() -> int:
     )
     args = parser.parse_args()
 
+    try:
+        web_processes = web_concurrency()
+    except ValueError as error:
+        parser.error(str(error))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
     RUN_DIR.mkdir(exist_ok=True)
     if not args.skip_prepare:
         prepare(args.nodes, args.port, args.nodes_file)
 
-    sup = Supervisor(commands(args.host, args.port))
+    sup = Supervisor(commands(args.host, args.port, web_processes))
     signal.signal(signal.SIGINT, sup.on_signal)
     signal.signal(signal.SIGTERM, sup.on_signal)
     sup.start()
-    print(f"[run] gangsched on http://{args.host}:{args.port}/ (Ctrl-C to stop)", flush=True)
+    print(
+        f"[run] gangsched on http://{args.host}:{args.port}/ ({web_processes} web processes; "
+        "Ctrl-C to stop)",
+        flush=True,
+    )
     return sup.wait()
 
 
