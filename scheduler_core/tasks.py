@@ -6,6 +6,7 @@ take the scheduler lease or return at once, the kubelet tick and the publisher a
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 
@@ -29,7 +30,15 @@ def _holder(task) -> str:
 
 
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL)
+    return _redis_client(settings.REDIS_URL)
+
+
+@functools.lru_cache(maxsize=4)
+def _redis_client(url: str) -> redis.Redis:
+    """One client (and connection pool) per URL and process: every submission triggers a
+    cycle, and a client made per call opened a new connection each time. redis-py's pool
+    notices a fork and opens new connections in the child (Celery's prefork workers)."""
+    return redis.Redis.from_url(url)
 
 
 @shared_task(bind=True, ignore_result=True)
