@@ -2,7 +2,7 @@
 submitting gangs at once while the scheduler runs.
 
     python bench/load.py [--url http://127.0.0.1:8010] [--clients 200] [--duration 60]
-                         [--submit-interval 4] [--operators 20] [--think 0]
+                         [--submit-interval 4] [--operators 20] [--think 0] [--warmup 0]
                          [--out bench/results/load.json]
 
 Run it against a ``make run`` of its own (the README's *Reliability* section has the commands):
@@ -10,7 +10,8 @@ it needs the server's database (the same ``DATABASE_URL``), where it creates the
 ``load-000`` ... and their API tokens (``load-000`` ... ``load-<operators - 1>`` in the
 ``operators`` group) and nothing else. Each client is one user with one HTTP keep-alive
 connection (asyncio + aiohttp), looping without pause (or, with ``--think S``, waiting about S
-seconds between requests, as API clients and dashboards that poll do):
+seconds between requests, as API clients and dashboards that poll do; each such client starts
+at a random moment of its first S seconds, as independent pollers do):
 
 * reads: ``GET /api/v1/gangs/?pageSize=20``, a submitter's own gangs or, for operators, every
   gang (a count over the whole table and the newest page);
@@ -20,9 +21,21 @@ seconds between requests, as API clients and dashboards that poll do):
   kubelet finishes it while the test runs). Per user that is 15 a minute at the default, under
   the submission throttle (``GANGSCHED_SUBMIT_RATE``, 60/min), so no 429 is expected.
 
+Load models the README reports: back to back (the defaults: a saturation test, half of the
+requests are submissions, 50 a second from 200 users); and polling, ``--think 2`` or
+``--think 5`` with ``--submit-interval 60`` (a dashboard or CLI refreshing its list every 2 or
+5 s, each user submitting a job a minute: 3.3 submissions a second in all).
+
+``--warmup S`` runs the same load for S seconds first and leaves those requests out of the
+latencies and throughput (a freshly started server's first requests: imports, connection pools
+filling); their errors still count, and the JSON lists them under ``warmup``.
+
 Reported per kind (read, submit): requests, throughput, latency p50/p90/p99/max and errors
-(anything but 200/201, and connection failures). Targets: zero errors, read p99 under 200 ms.
-Nothing asserts; the script prints a table and writes JSON.
+(anything but 200/201, and connection failures), and a ``timeline`` of latency per 10 s; the
+load average before and after (the server, its worker and this script share the machine).
+Targets: zero errors, read p99 under 200 ms. Nothing asserts; the script prints a table and
+writes JSON. ``seconds`` runs until the last client stops, so with ``--think`` it includes up
+to 1.5 think times after ``--duration``, and throughput is a little understated.
 """
 
 from __future__ import annotations
@@ -54,6 +67,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--url", default=os.environ.get("LOAD_URL", "http://127.0.0.1:8010"))
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="seconds of the same load before --duration starts, not in the latencies (a fresh "
+        "server's first requests); their errors still count",
+    )
     parser.add_argument(
         "--submit-interval", type=float, default=4.0, help="seconds between a client's submits"
     )
@@ -93,6 +113,7 @@ def tokens(count: int, operators: int) -> list[str]:
 @dataclass
 class Tally:
     latencies_ms: list[float] = field(default_factory=list)
+    sent_at: list[float] = field(default_factory=list)  # seconds since the start, per request
     statuses: Counter = field(default_factory=Counter)
     failures: Counter = field(default_factory=Counter)  # exceptions by type
 
@@ -105,8 +126,16 @@ def percentile(values: list[float], share: float) -> float:
 
 
 async def client(
-    index: int, key: str, args: argparse.Namespace, stop_at: float, tallies: dict[str, Tally], run: str
+    index: int,
+    key: str,
+    args: argparse.Namespace,
+    stop_at: float,
+    tallies: dict[str, Tally],
+    run: str,
+    t0: float,
 ) -> None:
+    """One user's loop; ``t0`` is when the measured part starts (requests sent before it go
+    to the ``warmup`` tally)."""
     headers = {"Authorization": f"Token {key}"}
     connector = aiohttp.TCPConnector(limit=1)  # one keep-alive connection per client
     timeout = aiohttp.ClientTimeout(total=30)
@@ -117,6 +146,8 @@ async def client(
     async with aiohttp.ClientSession(
         args.url, headers=headers, connector=connector, timeout=timeout
     ) as session:
+        if args.think > 0:  # pollers start at their own moment, not all in the same millisecond
+            await asyncio.sleep(pause.uniform(0, args.think))
         while time.monotonic() < stop_at:
             # A submit is due every interval, but never twice in a row: when requests take
             # longer than the interval the client still lists (the mix stays read-heavy).
@@ -141,8 +172,8 @@ async def client(
             else:
                 kind, method, path, body = "read", "GET", "/api/v1/gangs/?pageSize=20", None
             last = kind
-            tally = tallies[kind]
             started = time.perf_counter()
+            tally = tallies[kind] if started >= t0 else tallies["warmup"]
             try:
                 async with session.request(method, path, json=body) as response:
                     await response.read()
@@ -152,8 +183,29 @@ async def client(
                 continue
             finally:
                 tally.latencies_ms.append((time.perf_counter() - started) * 1000)
+                tally.sent_at.append(started - t0)
             if args.think > 0:
                 await asyncio.sleep(pause.uniform(0.5, 1.5) * args.think)
+
+
+def timeline(tally: Tally, seconds: float, window: float = 10.0) -> list[dict]:
+    """Requests and latency per ``window`` seconds of the run (by when each was sent)."""
+    rows = []
+    start = 0.0
+    while start < seconds:
+        sent = zip(tally.latencies_ms, tally.sent_at, strict=True)
+        latencies = [ms for ms, at in sent if start <= at < start + window]
+        rows.append(
+            {
+                "from_s": start,
+                "requests": len(latencies),
+                "p50_ms": round(percentile(latencies, 0.50), 1),
+                "p99_ms": round(percentile(latencies, 0.99), 1),
+                "max_ms": round(max(latencies, default=0.0), 1),
+            }
+        )
+        start += window
+    return rows
 
 
 def summary(tally: Tally, seconds: float, ok: int) -> dict:
@@ -171,24 +223,30 @@ def summary(tally: Tally, seconds: float, ok: int) -> dict:
             "p99": round(percentile(tally.latencies_ms, 0.99), 1),
             "max": round(max(tally.latencies_ms, default=0.0), 1),
         },
+        "timeline": timeline(tally, seconds),
     }
 
 
 async def load(args: argparse.Namespace, keys: list[str], tallies: dict[str, Tally]) -> float:
-    """Every client at once until the duration is over; returns the seconds it took."""
+    """Every client at once until the warm-up and the duration are over; returns the seconds
+    the measured part took."""
     run = dt.datetime.now(dt.UTC).strftime("r%H%M%S")  # gang names of this run's own
-    started = time.monotonic()
-    stop_at = started + args.duration
-    await asyncio.gather(*(client(i, key, args, stop_at, tallies, run) for i, key in enumerate(keys)))
-    return time.monotonic() - started
+    stop_at = time.monotonic() + args.warmup + args.duration
+    t0 = time.perf_counter() + args.warmup
+    await asyncio.gather(*(client(i, key, args, stop_at, tallies, run, t0) for i, key in enumerate(keys)))
+    return time.perf_counter() - t0
 
 
 def main() -> None:
     args = parse_args()
     keys = tokens(args.clients, args.operators)  # the ORM, before the event loop starts
-    tallies = {"read": Tally(), "submit": Tally()}
-    print(f"{args.clients} clients ({args.operators} operators) against {args.url} for {args.duration:.0f} s")
+    tallies = {"read": Tally(), "submit": Tally(), "warmup": Tally()}
+    warm = f" after {args.warmup:.0f} s of warm-up" if args.warmup else ""
+    who = f"{args.clients} clients ({args.operators} operators)"
+    print(f"{who} against {args.url} for {args.duration:.0f} s{warm}")
+    load_before = [round(x, 2) for x in os.getloadavg()]  # what else the machine was doing
     seconds = asyncio.run(load(args, keys, tallies))
+    load_after = [round(x, 2) for x in os.getloadavg()]
     result = {
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": {
@@ -196,19 +254,33 @@ def main() -> None:
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
         },
+        # 1, 5 and 15 minute load averages before and after the run (the server, its worker
+        # and this script share the machine with whatever else runs).
+        "load_average": {"before": load_before, "after": load_after},
         "url": args.url,
         "clients": args.clients,
         "operators": args.operators,
         "seconds": round(seconds, 1),
         "submit_interval_s": args.submit_interval,
         "think_s": args.think,
+        "warmup_s": args.warmup,
         "read": summary(tallies["read"], seconds, ok=200),
         "submit": summary(tallies["submit"], seconds, ok=201),
         "targets": {"errors": 0, "read_p99_ms": READ_P99_TARGET_MS},
     }
     total = result["read"]["requests"] + result["submit"]["requests"]
     result["per_second"] = round(total / seconds, 1)
-    result["errors"] = result["read"]["errors"] + result["submit"]["errors"]
+    warmup = tallies["warmup"]
+    warmup_errors = sum(n for status, n in warmup.statuses.items() if status not in (200, 201))
+    warmup_errors += sum(warmup.failures.values())
+    if args.warmup:
+        result["warmup"] = {
+            "requests": len(warmup.latencies_ms),
+            "errors": warmup_errors,
+            "statuses": {str(status): n for status, n in sorted(warmup.statuses.items())},
+            "failures": dict(warmup.failures),
+        }
+    result["errors"] = result["read"]["errors"] + result["submit"]["errors"] + warmup_errors
     result["meets_targets"] = (
         result["errors"] == 0 and result["read"]["latency_ms"]["p99"] < READ_P99_TARGET_MS
     )
