@@ -2,8 +2,11 @@
 """Run gangsched locally: prepare the database, then supervise the web server, a Celery worker and beat.
 
 ``make run`` calls this with the virtualenv's Python after checking that PostgreSQL and Redis
-answer. Ctrl-C (SIGINT) or SIGTERM stops all three cleanly; if one of them exits on its own, the
-others are stopped too and the exit status says so.
+answer. Ctrl-C (SIGINT) or SIGTERM stops all three cleanly. One that exits on its own is started
+again, as a Deployment or systemd would (a Celery worker can exit when Redis restarts under it):
+after 1 s, doubling up to 30 s while it keeps exiting within a minute of its start; after
+``RESTART_LIMIT`` such quick exits in a row it is broken, not unlucky, so the others are stopped
+too and the exit status says so.
 
 The web server is uvicorn with ``WEB_CONCURRENCY`` worker processes (default: one per CPU).
 Django runs a request's synchronous code (every DRF view) in one thread per process, so one
@@ -34,6 +37,10 @@ PY = sys.executable
 # How long a graceful stop may take before the children are killed. A worker finishes its
 # running tasks first, so this is the task soft time limit plus a margin.
 STOP_GRACE_S = 250
+# Restarting a child that exited on its own (see the module docstring).
+RESTART_LIMIT = 5
+STABLE_S = 60.0
+MAX_BACKOFF_S = 30.0
 
 
 def manage(*args: str) -> None:
@@ -136,15 +143,34 @@ def commands(host: str, port: int, web_processes: int = 1) -> dict[str, list[str
 
 
 class Supervisor:
-    def __init__(self, cmds: dict[str, list[str]]):
+    def __init__(
+        self,
+        cmds: dict[str, list[str]],
+        *,
+        restart_limit: int = RESTART_LIMIT,
+        stable_s: float = STABLE_S,
+        first_backoff_s: float = 1.0,
+    ):
         self.cmds = cmds
         self.procs: dict[str, subprocess.Popen] = {}
         self.stopping = False
+        self.restart_limit = restart_limit
+        self.stable_s = stable_s
+        self.first_backoff_s = first_backoff_s
+        self.started_at: dict[str, float] = {}
+        self.quick_exits: dict[str, int] = {name: 0 for name in cmds}
+        self.restart_at: dict[str, float] = {}  # name -> when its pending restart is due
+        self.restarts = 0
+        self.failed: str | None = None  # the child that kept exiting, if that stopped everything
 
     def start(self) -> None:
-        for name, cmd in self.cmds.items():
-            self.procs[name] = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
-            print(f"[run] started {name} (pid {self.procs[name].pid})", flush=True)
+        for name in self.cmds:
+            self.spawn(name)
+
+    def spawn(self, name: str) -> None:
+        self.procs[name] = subprocess.Popen(self.cmds[name], cwd=ROOT, start_new_session=True)
+        self.started_at[name] = time.monotonic()
+        print(f"[run] started {name} (pid {self.procs[name].pid})", flush=True)
 
     def on_signal(self, signum, _frame) -> None:
         if self.stopping:
@@ -161,26 +187,52 @@ class Supervisor:
                 with contextlib.suppress(ProcessLookupError):  # exited meanwhile
                     os.killpg(proc.pid, sig)
 
+    def exited(self, name: str, now: float) -> bool:
+        """A child exited on its own: schedule its restart; False when it keeps failing."""
+        proc = self.procs[name]
+        quick = now - self.started_at[name] < self.stable_s
+        self.quick_exits[name] = self.quick_exits[name] + 1 if quick else 0
+        if self.quick_exits[name] >= self.restart_limit:
+            print(
+                f"[run] {name} exited with {proc.returncode}, {self.quick_exits[name]} times in a row "
+                f"within {self.stable_s:g} s of starting: stopping the others",
+                flush=True,
+            )
+            return False
+        delay = min(MAX_BACKOFF_S, self.first_backoff_s * 2 ** self.quick_exits[name])
+        print(f"[run] {name} exited with {proc.returncode}: restarting it in {delay:g} s", flush=True)
+        self.restart_at[name] = now + delay
+        return True
+
+    def step(self, now: float) -> None:
+        """One look at the children: start those whose restart is due, notice those that exited."""
+        if self.stopping:
+            return
+        for name, proc in self.procs.items():
+            if name in self.restart_at:
+                if now >= self.restart_at[name]:
+                    del self.restart_at[name]
+                    self.restarts += 1
+                    self.spawn(name)
+                continue
+            if proc.poll() is not None and not self.exited(name, now):
+                self.failed = name
+                self.stopping = True
+                self.send(signal.SIGTERM)
+                return
+
     def wait(self) -> int:
-        """Block until all children exit; 0 only if we were asked to stop and they all exited cleanly."""
-        failed: str | None = None
+        """Supervise until asked to stop; 0 only if every child then exited cleanly."""
         deadline = None
-        while any(p.poll() is None for p in self.procs.values()):
-            if not self.stopping:
-                for name, proc in self.procs.items():
-                    if proc.poll() is not None:
-                        failed = name
-                        print(f"[run] {name} exited with {proc.returncode}: stopping the others", flush=True)
-                        self.stopping = True
-                        self.send(signal.SIGTERM)
-                        break
+        while not self.stopping or any(p.poll() is None for p in self.procs.values()):
+            self.step(time.monotonic())
             if self.stopping:
                 deadline = deadline or time.monotonic() + STOP_GRACE_S
                 if time.monotonic() > deadline:
                     print("[run] grace period over: killing", flush=True)
                     self.send(signal.SIGKILL)
             time.sleep(0.2)
-        if failed:
+        if self.failed:
             return 1
         return 0 if all(p.returncode in (0, -signal.SIGTERM) for p in self.procs.values()) else 1
 
