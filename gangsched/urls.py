@@ -16,3 +16,6 @@ urlpatterns = [
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("", include("dashboard.pages.urls")),
 ]
+
+# Unmatched paths under /api/ get the API's JSON error body; the rest, Django's page.
+handler404 = "dashboard.api.exceptions.not_found"

@@ -15,7 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import IntegrityError
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -111,3 +112,12 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
         errors = [(_field_of(exc), exc.detail if isinstance(exc, exceptions.APIException) else response.data)]
     response.data = error_body(errors)
     return response
+
+
+def not_found(request, exception):
+    """Django's 404 handler: under ``/api/`` a path no route matches (``/api/v1/simulations/x/``)
+    answers in the API's error shape, as a missing object does; elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        reason = exceptions.NotFound.default_detail
+        return JsonResponse(error_body([(None, reason)]), status=status.HTTP_404_NOT_FOUND)
+    return defaults.page_not_found(request, exception)

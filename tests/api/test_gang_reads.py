@@ -112,3 +112,13 @@ def test_a_gangs_events_newest_first(as_alice):
     body = as_alice.get("/api/v1/gangs/ml/train/events/").json()
     assert [e["kind"] for e in body["results"]] == ["explained", "created"]
     assert body["results"][0]["gang"] == "ml/train"
+
+
+def test_a_path_no_api_route_matches_is_a_json_404_and_pages_keep_djangos(as_olga):
+    for path in ("/api/v1/simulations/null,null/", "/api/v1/nothing-here/", "/api/v2/gangs/"):
+        response = as_olga.get(path)
+        assert response.status_code == 404, path
+        assert response["Content-Type"] == "application/json", path
+        assert response.json() == {"errors": [{"field": None, "reason": "Not found."}]}, path
+    page = as_olga.get("/no-such-page/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")

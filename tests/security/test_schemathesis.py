@@ -28,10 +28,9 @@ MAX_EXAMPLES = int(os.environ.get("GANGSCHED_SCHEMATHESIS_EXAMPLES", "15"))
 
 # Loaded at collection (the schema view reads no database); schemathesis' lazy loader
 # (``from_fixture``) does not work with pytest 9 in schemathesis 4.32.5 (``Function._nodeid``).
-# Trace replay (/api/v1/simulations/) is still being built: it joins once it is finished.
-schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application).exclude(
-    path_regex="^/api/v1/simulations/"
-)
+# Every endpoint, trace replay's included: a simulation a case starts is created inside the
+# test's transaction, so its Celery task (queued on commit) is never sent.
+schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
 # What issue 8 asks: no 5xx, and every response as documented. Left out: positive and negative
 # data acceptance, because much of the API's validation (minMember against the pods, RFC 1123
 # names, the quantity grammar) is beyond what the schema says, so schema-valid bodies are
