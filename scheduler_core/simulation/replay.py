@@ -343,10 +343,7 @@ class _Loop:
         return bool(np.any(np.all(free >= job.request[wanted], axis=1)))
 
     def _end(self, job: _Job, when: float) -> None:
-        useful, held = job.contribution()
-        self.useful -= useful
-        self.held -= held
-        self._move(job.pods, -1, job.request)
+        self._account(job, -1)
         self.finish[job.index] = when
         del self.running[job.index]
         self.incomplete.discard(job.index)
@@ -363,20 +360,15 @@ class _Loop:
         becomes the group's place in the queue (QueueSort uses the last failure, not the
         creation, to avoid head-of-line blocking): behind everything submitted before it.
         """
-        useful, held = job.contribution()
-        self.useful -= useful
-        self.held -= held
-        self._move(job.pods, -1, job.request)
-        job.pods = [
-            dataclasses.replace(pod, reserved_node=None) if pod.reserved_node is not None else pod
-            for pod in job.pods
-        ]
-        job.bound = sum(1 for pod in job.pods if pod.node is not None)
-        job.held = job.bound
-        self._move(job.pods, +1, job.request)
-        useful, held = job.contribution()
-        self.useful += useful
-        self.held += held
+        self._account(job, -1)
+        self._set_pods(
+            job,
+            [
+                dataclasses.replace(pod, reserved_node=None) if pod.reserved_node is not None else pod
+                for pod in job.pods
+            ],
+        )
+        self._account(job, +1)
         if not job.held:
             self.holding.discard(job.index)
         job.hold_since = None
@@ -385,6 +377,19 @@ class _Loop:
         job.gang = dataclasses.replace(job.gang, created=when)
         bisect.insort(self.pending, job.order)
         self.permit_timeouts += 1
+
+    def _account(self, job: _Job, sign: int) -> None:
+        """Take away (-1) or add back (+1) what a job's pods use and hold, around a change to them."""
+        useful, held = job.contribution()
+        self.useful += sign * useful
+        self.held += sign * held
+        self._move(job.pods, sign, job.request)
+
+    @staticmethod
+    def _set_pods(job: _Job, pods: list[Pod]) -> None:
+        job.pods = pods
+        job.bound = sum(1 for pod in pods if pod.node is not None)
+        job.held = job.bound + sum(1 for pod in pods if pod.node is None and pod.reserved_node)
 
     def _move(self, pods: list[Pod], sign: int, request: np.ndarray) -> None:
         where = [self.node_index[p.node or p.reserved_node] for p in pods if p.node or p.reserved_node]
@@ -506,19 +511,13 @@ class _Loop:
             if job is None:
                 continue
             first, last, position = offsets[job.index]
-            useful, held = job.contribution()
-            self.useful -= useful
-            self.held -= held
-            self._move(job.pods, -1, job.request)
+            self._account(job, -1)
             if job.view is not None:
                 bound = [pod for pod in job.pods if pod.node is not None]
-                job.pods = bound + list(after.pods[first + job.merged : last])
+                self._set_pods(job, bound + list(after.pods[first + job.merged : last]))
             else:
-                job.pods = list(after.pods[first:last])
+                self._set_pods(job, list(after.pods[first:last]))
             job.gang = after.gangs[position]
-            self._move(job.pods, +1, job.request)
-            job.bound = sum(1 for pod in job.pods if pod.node is not None)
-            job.held = job.bound + sum(1 for pod in job.pods if pod.node is None and pod.reserved_node)
             if job.start is None and job.bound >= job.min_workers:
                 began = True
                 self._begin(job, tick)
@@ -538,9 +537,7 @@ class _Loop:
                 self.holding.discard(job.index)
             if self.permit_timeout is not None:
                 self._watch_permit(job, tick)
-            useful, held = job.contribution()
-            self.useful += useful
-            self.held += held
+            self._account(job, +1)
         return began
 
     def _watch_permit(self, job: _Job, tick: float) -> None:
