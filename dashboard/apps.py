@@ -7,3 +7,8 @@ class DashboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "dashboard"
     verbose_name = "Dashboard"
+
+    def ready(self) -> None:
+        from .api.authentication import connect_signals
+
+        connect_signals()  # the API's token cache forgets deleted tokens and changed users

@@ -119,8 +119,9 @@ WHITENOISE_USE_FINDERS = True
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header is what makes DRF answer anonymous requests 401, not 403.
+    # DRF's TokenAuthentication with the lookup cached per process (dashboard/api/authentication.py).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "dashboard.api.authentication.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -135,6 +136,10 @@ REST_FRAMEWORK = {
 GANGSCHED_SUBMIT_RATE = os.environ.get("GANGSCHED_SUBMIT_RATE", "60/min")
 GANGSCHED_MAX_MIN_MEMBER = int(os.environ.get("GANGSCHED_MAX_MIN_MEMBER", "10000"))
 GANGSCHED_MAX_GANG_MEMBERS = GANGSCHED_MAX_MIN_MEMBER  # the name scheduler_core/declarations reads
+# How long a web process may answer from its memory that an API token is valid and whose it is
+# (0: ask the database every request). A deleted token or a saved user is forgotten at once in
+# the process that changed it, in the others within this many seconds.
+GANGSCHED_TOKEN_CACHE_SECONDS = float(os.environ.get("GANGSCHED_TOKEN_CACHE_SECONDS", "10"))
 
 # Shared by every web process, so a throttle counts one user's requests across all of them.
 CACHES = {

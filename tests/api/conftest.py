@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from dashboard.api import authentication as token_cache
 from tests.cast import make_gang  # noqa: F401  (the tests here import it from this conftest)
 
 
@@ -18,6 +19,14 @@ def _own_cache_prefix(settings):
     caches = {name: dict(config) for name, config in django_settings.CACHES.items()}
     caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex}"
     settings.CACHES = caches
+
+
+@pytest.fixture(autouse=True)
+def _empty_token_cache():
+    """The API's token cache lives in the process: each test starts without entries."""
+    token_cache.clear()
+    yield
+    token_cache.clear()
 
 
 def client_for(user: User | None) -> APIClient:
