@@ -16,9 +16,10 @@ from dashboard.login import locked_out_message, login_failed, login_locked, logi
 
 from .exceptions import ERRORS
 from .parsers import JSONParser
+from .throttles import ProcessCacheThrottle
 
 
-class TokenThrottle(AnonRateThrottle):
+class TokenThrottle(ProcessCacheThrottle, AnonRateThrottle):
     """Password guessing is slowed per client address."""
 
     rate = "30/min"

@@ -1,8 +1,12 @@
 """POST /api/v1/gangs/: a JSON gang job, validated field by field; a refusal is a 400 naming the
 field and the reason, and leaves nothing behind."""
 
+from types import SimpleNamespace
+
 import pytest
 
+from dashboard.api.auth import TokenThrottle
+from dashboard.api.throttles import SubmitThrottle, process_cache
 from scheduler_core.models import Gang, GangEvent, GangGroup, Member
 
 from .conftest import errors, job
@@ -276,3 +280,20 @@ def test_submissions_are_throttled_per_user(as_alice, as_bob, settings):
     assert statuses == [201, 201, 429]
     assert as_alice.get(URL).status_code == 200  # reading is never throttled
     assert as_bob.post(URL, job(name="b", pods=[pod("b-0")], minMember=1), format="json").status_code == 201
+
+
+def test_the_throttle_counts_in_one_cache_per_process_with_the_settings_prefix(alice, as_alice, settings):
+    """One cache object (one Redis connection pool) for every request, not one per request; made
+    again when CACHES changes, so a test's own key prefix is the one counted under."""
+    settings.GANGSCHED_SUBMIT_RATE = "1/min"
+    shared = process_cache()
+    assert SubmitThrottle().cache is shared and TokenThrottle().cache is shared
+    assert shared.key_prefix == settings.CACHES["default"]["KEY_PREFIX"]
+    assert as_alice.post(URL, job(name="t", pods=[pod("t-0")], minMember=1), format="json").status_code == 201
+    assert process_cache() is shared
+    assert shared.get(SubmitThrottle().get_cache_key(SimpleNamespace(user=alice), None))  # counted there
+    settings.CACHES = {"default": {**settings.CACHES["default"], "KEY_PREFIX": "another"}}
+    assert process_cache() is not shared and process_cache().key_prefix == "another"
+    # a fresh prefix holds no count: the next submission passes
+    assert as_alice.post(URL, job(name="u", pods=[pod("u-0")], minMember=1), format="json").status_code == 201
+
