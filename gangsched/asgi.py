@@ -1,9 +1,10 @@
 """ASGI entry point: plain HTTP goes to Django, websockets to the dashboard's consumers."""
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import django
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
@@ -17,11 +18,39 @@ class SyncChainASGIHandler(ASGIHandler):
     a thread hop of its own and the view in another, 17 hops per request with ours. That cost
     more than the gang list itself; here the whole chain is built as under WSGI and entered
     through one ``sync_to_async`` (thread-sensitive, as Django would call the view).
+
+    Each request's synchronous code still runs in a thread of its own, but the threads are
+    reused: Django enters a new ``ThreadSensitiveContext`` per request, for which asgiref
+    started a thread and then a second one to join it, two thread starts per request. Here a
+    request takes an idle one-thread executor (or makes one) and gives it back when done, as a
+    WSGI server's thread pool does; at most ``KEEP_IDLE_THREADS`` idle ones are kept. Requests
+    in flight at once still get a thread each, as before.
     """
+
+    KEEP_IDLE_THREADS = 32
+
+    def __init__(self):
+        super().__init__()
+        self._idle: list[ThreadPoolExecutor] = []
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
         self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":  # as Django's
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        executor = self._idle.pop() if self._idle else ThreadPoolExecutor(1, "request")
+        try:
+            async with ThreadSensitiveContext(executor=executor):
+                await self.handle(scope, receive, send)
+        finally:
+            # A view still running after its client left finishes first: the executor's one
+            # thread takes the next request's work after it, in order.
+            if len(self._idle) < self.KEEP_IDLE_THREADS:
+                self._idle.append(executor)
+            else:
+                executor.shutdown(wait=False)
 
 
 # Initialise Django (the app registry) before importing anything that imports models.

@@ -4,12 +4,15 @@ does its part (token and session sign-in, CSRF, security headers, 404s)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 
 import pytest
 from asgiref.sync import SyncToAsync, iscoroutinefunction
 from channels.db import database_sync_to_async
 from channels.testing import HttpCommunicator
+from django.core.signals import request_started
 from rest_framework.authtoken.models import Token
 
 from gangsched.asgi import application, django_asgi_app
@@ -61,3 +64,28 @@ async def test_pages_have_sessions_csrf_and_404s_through_asgi(alice):
     assert refused["status"] == 403  # no CSRF token
     missing = await get("/api/v1/gangs/nowhere/nothing/", (b"cookie", alice.cookie.encode()))
     assert missing["status"] == 404
+
+
+async def test_requests_one_after_another_reuse_one_thread_and_concurrent_ones_get_their_own(alice):
+    """Django's per-request thread (thread-sensitive context) comes from the handler's idle
+    executors instead of two thread starts per request; requests in flight at once still run
+    in threads of their own, and each still closes its database connection."""
+    seen: list[tuple[int, str]] = []
+
+    def started(**kwargs):  # request_started's sync receivers run in the request's thread
+        seen.append((threading.get_ident(), threading.current_thread().name))
+
+    request_started.connect(started, dispatch_uid="test-thread-reuse")
+    try:
+        key = (await database_sync_to_async(Token.objects.get_or_create)(user=alice))[0].key
+        auth = (b"authorization", f"Token {key}".encode())
+        for _ in range(3):
+            assert (await get("/api/v1/gangs/", auth))["status"] == 200
+        assert len(set(seen)) == 1 and seen[0][1].startswith("request")
+        seen.clear()
+        together = await asyncio.gather(*(get("/api/v1/gangs/", auth) for _ in range(3)))
+        assert [response["status"] for response in together] == [200] * 3
+        assert len(set(seen)) == 3
+    finally:
+        request_started.disconnect(dispatch_uid="test-thread-reuse")
+    assert 3 <= len(django_asgi_app._idle) <= django_asgi_app.KEEP_IDLE_THREADS
