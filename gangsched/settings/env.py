@@ -7,6 +7,8 @@ instead of running with a surprise default. Tests call these directly.
 
 from __future__ import annotations
 
+import math
+
 from django.core.exceptions import ImproperlyConfigured
 
 CLUSTER_BACKENDS = ("simulated", "kubernetes")
@@ -39,3 +41,16 @@ def parse_cluster_backend(value: str | None) -> str:
             f"CLUSTER_BACKEND={value!r} is not supported; use one of: {', '.join(CLUSTER_BACKENDS)}"
         )
     return backend
+
+
+def parse_seconds(name: str, value: str | None, default: float) -> float:
+    """A non-negative, finite number of seconds."""
+    if value is None or not value.strip():
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number of seconds") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ImproperlyConfigured(f"{name}={value!r} must be a finite number of seconds, 0 or more")
+    return seconds

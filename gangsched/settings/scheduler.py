@@ -2,7 +2,9 @@
 
 import os
 
-from .env import parse_cluster_backend
+from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S
+
+from .env import parse_cluster_backend, parse_seconds
 
 # Which cluster the scheduler binds pods on: "simulated" (in-process, the default) or "kubernetes".
 CLUSTER_BACKEND = parse_cluster_backend(os.environ.get("CLUSTER_BACKEND"))
@@ -24,6 +26,13 @@ GANGSCHED_LEASE_DURATION_S = float(os.environ.get("GANGSCHED_LEASE_DURATION_S", 
 GANGSCHED_LEASE_RENEW_S = float(os.environ.get("GANGSCHED_LEASE_RENEW_S", "2"))
 # The image of placeholder pods, which hold reserved capacity against other schedulers.
 GANGSCHED_PLACEHOLDER_IMAGE = os.environ.get("GANGSCHED_PLACEHOLDER_IMAGE", "registry.k8s.io/pause:3.10")
+
+# Queue order within a priority (scheduler_core/engine/queue.py): least work (GPU- or
+# core-seconds of the declared durations) first, but no gang is ever passed by one created more
+# than this many seconds after it. 0: plain FIFO (creation order).
+GANGSCHED_OVERTAKE_LIMIT_S = parse_seconds(
+    "GANGSCHED_OVERTAKE_LIMIT_S", os.environ.get("GANGSCHED_OVERTAKE_LIMIT_S"), DEFAULT_OVERTAKE_LIMIT_S
+)
 
 # The scheduler lease (services/lease.py): a cycle's holder must finish (or renew) within this
 # many seconds, or another worker may take over and the stale holder's writes are refused.

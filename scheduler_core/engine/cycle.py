@@ -4,7 +4,8 @@ The actions run in a fixed order, each a small module that reads like the policy
 
 1. ``reservations``: drop reservations the cluster no longer honours (node gone, over-committed).
 2. ``timeout``: gangs past their wait time release what they hold (Hard: TimedOut; Soft: fall back).
-3. ``queue``: order the pending units (priority, creation, key).
+3. ``queue``: order the pending units (priority, least work first with bounded overtaking,
+   creation, key).
 4. ``deadlock``: break hold-and-wait cycles between gangs with partial reservations.
 5. ``allocate``: place units all-or-nothing, with preemption for the first blocked unit and
    EASY backfilling behind it.

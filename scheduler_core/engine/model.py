@@ -190,6 +190,10 @@ class Snapshot:
     gang_groups: tuple[GangGroup, ...] = ()
 
 
+#: One hour: no unit is ever passed by work submitted more than an hour after it (see queue.py).
+DEFAULT_OVERTAKE_LIMIT_S = 3600.0
+
+
 class HeadOfLine(str, enum.Enum):
     """What the units behind a gang that cannot start may do (the policies of issue 7)."""
 
@@ -217,6 +221,9 @@ class EngineConfig:
     # whose attempt fails keeps what it placed (its pods waiting at Permit) when at most this
     # share of min_member is missing. 0, gangsched's own rule, rolls every failed attempt back.
     permit_hold: float = 0.0
+    # Least-work-first with bounded overtaking (queue.py): within a priority, a unit is queued at
+    # its creation plus its work in device-seconds, at most this many seconds. 0: plain FIFO.
+    overtake_limit_s: float = DEFAULT_OVERTAKE_LIMIT_S
 
 
 def permit_quorum(min_member: int, hold: float) -> int:

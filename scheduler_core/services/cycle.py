@@ -101,7 +101,8 @@ def cycle_run_leased(*, lease: Lease, backend: ClusterBackend, config: EngineCon
 
 
 def engine_config() -> EngineConfig:
-    return EngineConfig()
+    """gangsched's own policies, with the operator's queue-order setting."""
+    return EngineConfig(overtake_limit_s=settings.GANGSCHED_OVERTAKE_LIMIT_S)
 
 
 def timeouts_sweep(*, holder: str, backend: ClusterBackend | None = None) -> int:

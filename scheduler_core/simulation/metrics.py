@@ -65,6 +65,7 @@ def summarise(replay: Replay) -> dict:
         "deadlocked_jobs": int(replay.deadlocked.sum()),
         "preemptions": replay.preemptions,
         "permit_timeouts": replay.permit_timeouts,
+        "overtake_limit_s": replay.overtake_limit_s,
         "scheduler_seconds": round(float(sum(replay.cycle_seconds)), 3),
         "cycles": replay.cycles,
         "scheduler_seconds_per_cycle_avg": round(float(cycles.mean()), 6),

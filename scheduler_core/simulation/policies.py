@@ -7,6 +7,8 @@ below, so a difference in the results is a difference in policy, not in implemen
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 
 from scheduler_core.engine.model import EngineConfig, GangMode, HeadOfLine
@@ -27,7 +29,8 @@ class Policy:
 COSCHEDULING_REJECT_PERCENTAGE = 10
 COSCHEDULING_PERMIT_WAITING_S = 60.0
 
-_COMMON = {"preemption": False, "deadlock_resolution": False, "timeouts": False}
+# The systems gangsched replaces order gangs FIFO within a priority (no least-work-first).
+_COMMON = {"preemption": False, "deadlock_resolution": False, "timeouts": False, "overtake_limit_s": 0.0}
 
 POLICIES: dict[str, Policy] = {
     policy.name: policy
@@ -83,11 +86,12 @@ POLICIES: dict[str, Policy] = {
         Policy(
             "gangsched",
             EngineConfig(),
-            "gangsched: strict all-or-nothing, EASY backfilling around a reserved head (a unit behind "
-            "it starts only if it never delays the head), whole-gang preemption, deadlock breaking, "
-            "timeouts.",
+            "gangsched: strict all-or-nothing, a least-work-first queue (creation time plus "
+            "GPU-seconds, capped at one hour, so nothing is passed by a job submitted more than an "
+            "hour after it), EASY backfilling around a reserved head (a unit behind it starts only "
+            "if it never delays the head), whole-gang preemption, deadlock breaking, timeouts.",
             "Declared durations are the trace's exact run times (the most favourable case for "
-            "backfilling); the traces declare no gang timeouts.",
+            "backfilling and for ordering by work); the traces declare no gang timeouts.",
         ),
     )
 }
@@ -108,3 +112,15 @@ def get_policies(names: list[str] | tuple[str, ...]) -> list[Policy]:
     if not chosen:
         raise UnknownPolicy(f"no policy given: choose among {', '.join(POLICIES)}")
     return chosen
+
+
+def with_overtake_limit(policies: list[Policy], seconds: float) -> list[Policy]:
+    """The policies with gangsched's queue-order limit set (the others model FIFO systems)."""
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UnknownPolicy(f"--overtake-limit must be a finite number of seconds, 0 or more, not {seconds}")
+    return [
+        dataclasses.replace(policy, config=dataclasses.replace(policy.config, overtake_limit_s=seconds))
+        if policy.name == "gangsched"
+        else policy
+        for policy in policies
+    ]

@@ -17,7 +17,7 @@ The loop, for one policy:
 5. The replay stops when no event is left and nothing can progress, or at the virtual time cap.
 
 The engine sees every pod that holds resources and the first ``queue_window`` pending jobs in
-its own queue order (priority, submission, trace order), not the whole backlog: a scheduler
+its own queue order (priority, rank, submission, trace order), not the whole backlog: a scheduler
 looking at a bounded queue, like Slurm's ``bf_max_job_test``. When a cycle started jobs while
 jobs were left out, the next tick runs a cycle too, so the backlog moves up without waiting for
 an event.
@@ -39,6 +39,7 @@ import numpy as np
 from scheduler_core.engine import apply_result, run_cycle
 from scheduler_core.engine.decisions import CycleResult, TransitionKind
 from scheduler_core.engine.model import Gang, GangMode, HeadOfLine, Pod, Snapshot, permit_quorum
+from scheduler_core.engine.queue import rank
 
 from .clusters import Cluster
 from .policies import Policy
@@ -96,6 +97,7 @@ class Replay:
     wall_seconds: float = 0.0
     permit_timeouts: int = 0  # coscheduling: holds of pods at Permit that timed out
     left_out: int = 0  # jobs left out of cycles that were certain to fail them (_Bounds)
+    overtake_limit_s: float = 0.0  # the queue order's limit (0: FIFO), from the policy's config
 
 
 @dataclass
@@ -221,6 +223,7 @@ class _Loop:
             permit_timeouts=self.permit_timeouts,
             timeline=self.timeline,
             left_out=self.left_out,
+            overtake_limit_s=self.config.overtake_limit_s,
         )
 
     def _demand(self) -> np.ndarray:
@@ -327,12 +330,16 @@ class _Loop:
             spec.min_workers,
             spec.duration,
             spec.priority,
-            (-spec.priority, spec.submit, index),
+            self._order(spec.priority, spec.submit, pods, index),
         )
         self.jobs[index] = job
         self.by_gang[gang.key] = job
         bisect.insort(self.pending, job.order)
         return job
+
+    def _order(self, priority: int, created: float, pods: list[Pod], index: int) -> tuple:
+        """The engine's queue order (``Unit.sort_key``; job names sort as indices)."""
+        return (-priority, rank(created, pods, self.config.overtake_limit_s), created, index)
 
     def _could_place(self, job: _Job) -> bool:
         """Could a cycle place anything of this new job? If not, the cycle can be skipped."""
@@ -373,7 +380,7 @@ class _Loop:
             self.holding.discard(job.index)
         job.hold_since = None
         self.pending.pop(bisect.bisect_left(self.pending, job.order))
-        job.order = (-job.priority, when, job.index)
+        job.order = self._order(job.priority, when, job.pods, job.index)
         job.gang = dataclasses.replace(job.gang, created=when)
         bisect.insort(self.pending, job.order)
         self.permit_timeouts += 1
@@ -436,7 +443,7 @@ class _Loop:
         bounds = _Bounds(self.config, self.options.skip_certain_failures)
         truncated = False
         for order in self.pending:
-            job = self.jobs[order[2]]
+            job = self.jobs[order[-1]]
             if job.held:
                 continue  # holders are all shown, below
             if not exact:

@@ -8,6 +8,10 @@ from scheduler_core.engine import EngineConfig, HeadOfLine, Reason, apply_result
 
 from .world import NOW, bound_of, gang, members, node, nodes, pod, snapshot
 
+# These tests are about what may pass a blocked head, so the gangs queue in creation order
+# (FIFO); least-work-first would put q/short ahead of the head (tests/engine/test_queue.py).
+FIFO = EngineConfig(overtake_limit_s=0)
+
 
 def world():
     """n0 is busy until NOW+100; the head needs both n0 and n1; small gangs queue behind it."""
@@ -37,7 +41,7 @@ def finish(world, now):
 
 
 def test_a_short_gang_backfills_and_a_long_one_does_not():
-    result = run_cycle(world(), NOW)
+    result = run_cycle(world(), NOW, FIFO)
     assert bound_of(result, "q/short") == ["q/short-0"]
     assert bound_of(result, "q/long") == []
     assert bound_of(result, "q/head") == []
@@ -55,14 +59,14 @@ def test_a_gang_with_no_duration_may_use_capacity_the_head_will_not_need():
         pods=(*base.pods, *members("q/anywhere", 1, cpu=2)),
         gangs=(*base.gangs, gang("q/anywhere", 1, created=5.0)),
     )
-    result = run_cycle(state, NOW)
+    result = run_cycle(state, NOW, FIFO)
     assert bound_of(result, "q/anywhere") == ["q/anywhere-0"]
     assert bound_of(result, "q/unknown") == []
 
 
 @pytest.mark.parametrize("head_of_line", [HeadOfLine.RESERVE, HeadOfLine.BLOCK])
 def test_backfilling_never_delays_the_head(head_of_line):
-    config = EngineConfig(head_of_line=head_of_line)
+    config = dataclasses.replace(FIFO, head_of_line=head_of_line)
     state, started = world(), {}
     for now in (NOW, NOW + 50, NOW + 100, NOW + 150):
         state = finish(state, now)
@@ -78,12 +82,12 @@ def test_backfilling_never_delays_the_head(head_of_line):
 
 
 def test_greedy_policy_lets_small_gangs_starve_the_head():
-    config = EngineConfig(head_of_line=HeadOfLine.NONE)
+    config = dataclasses.replace(FIFO, head_of_line=HeadOfLine.NONE)
     result = run_cycle(world(), NOW, config)
     assert bound_of(result, "q/long") == ["q/long-0"]  # takes n1: the head now waits past NOW+100
 
 
 def test_fifo_blocks_everything_behind_the_head():
-    result = run_cycle(world(), NOW, EngineConfig(head_of_line=HeadOfLine.BLOCK))
+    result = run_cycle(world(), NOW, dataclasses.replace(FIFO, head_of_line=HeadOfLine.BLOCK))
     assert result.binds == []
     assert result.explanations["q/short"].reason == Reason.BLOCKED_BEHIND

@@ -1,7 +1,9 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from gangsched.settings.env import parse_bool, parse_cluster_backend, parse_list
+from gangsched.settings.env import parse_bool, parse_cluster_backend, parse_list, parse_seconds
+from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S
+from scheduler_core.services.cycle import engine_config
 
 
 def test_cluster_backend_defaults_to_simulated():
@@ -34,3 +36,20 @@ def test_a_garbled_boolean_is_an_error():
 def test_lists_are_comma_separated_with_blanks_dropped():
     assert parse_list(None, "127.0.0.1,localhost") == ["127.0.0.1", "localhost"]
     assert parse_list(" a.example , b.example,", "x") == ["a.example", "b.example"]
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 3600.0), ("", 3600.0), ("0", 0.0), ("90.5", 90.5)])
+def test_seconds_default_when_unset_and_parse_otherwise(value, expected):
+    assert parse_seconds("GANGSCHED_OVERTAKE_LIMIT_S", value, 3600.0) == expected
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "inf", "nan"])
+def test_bad_seconds_are_an_error_naming_the_variable(value):
+    with pytest.raises(ImproperlyConfigured, match=f"GANGSCHED_OVERTAKE_LIMIT_S={value!r}"):
+        parse_seconds("GANGSCHED_OVERTAKE_LIMIT_S", value, 3600.0)
+
+
+def test_the_cycle_uses_the_overtake_limit_setting(settings):
+    assert engine_config().overtake_limit_s == DEFAULT_OVERTAKE_LIMIT_S
+    settings.GANGSCHED_OVERTAKE_LIMIT_S = 0.0
+    assert engine_config().overtake_limit_s == 0.0

@@ -73,3 +73,21 @@ PERMIT_FAR = trace_text(
     "A,1,11,11,10,1,1Gi,1,0,",
     "C,2,1,1,10,1,1Gi,1,0,",
 )
+
+# Least work first, bounded (engine/queue.py), on one 4-GPU node held by R until t=100: BIG (4
+# GPUs x 1,000 s, submitted first) and SMALL (4 GPUs x 10 s). gangsched queues SMALL first (its
+# 40 GPU-seconds against BIG's 4,000, capped at the one-hour limit), so SMALL waits 98 s instead
+# of 1,098 and BIG 10 s more. The FIFO policies start BIG first.
+LEAST_WORK = trace_text(
+    "R,0,1,1,100,1,1Gi,4,0,",
+    "BIG,1,1,1,1000,1,1Gi,4,0,",
+    "SMALL,2,1,1,10,1,1Gi,4,0,",
+)
+# The bound: R holds the node until t=5000; EARLY (submitted 3,499 s after BIG) passes it, LATE
+# (3,699 s after, beyond the hour) does not, however small.
+OVERTAKE_BOUND = trace_text(
+    "R,0,1,1,5000,1,1Gi,4,0,",
+    "BIG,1,1,1,1000,1,1Gi,4,0,",
+    "EARLY,3500,1,1,10,1,1Gi,4,0,",
+    "LATE,3700,1,1,10,1,1Gi,4,0,",
+)

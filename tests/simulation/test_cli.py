@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 
 from scheduler_core.simulation.plots import PLOTS
 
-from .helpers import JOB_A_JOB_B, THREE_NODES
+from .helpers import JOB_A_JOB_B, LEAST_WORK, ONE_NODE, THREE_NODES
 
 REQUIRED = {
     "jobs_total",
@@ -58,6 +58,7 @@ def test_it_writes_results_json_of_the_documented_shape_and_the_plots(tmp_path, 
         ({"--policy": "slurm"}, "unknown policy 'slurm'"),
         ({"--trace": "/nowhere.csv"}, "cannot read the file"),
         ({"--tick": "0"}, "--tick and --time-cap must be positive"),
+        ({"--overtake-limit": "-5"}, "--overtake-limit must be a finite number of seconds, 0 or more"),
     ],
 )
 def test_bad_arguments_are_a_command_error_with_the_reason(tmp_path, change, reason):
@@ -67,3 +68,28 @@ def test_bad_arguments_are_a_command_error_with_the_reason(tmp_path, change, rea
     arguments.update(change)
     with pytest.raises(CommandError, match=reason.replace("(", r"\(")):
         call_command("simulate", *[item for pair in arguments.items() for item in pair])
+
+
+def test_the_overtake_limit_changes_the_gangsched_order_only(tmp_path):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text(LEAST_WORK)
+    waits = {}
+    for limit in ("0", "3600"):
+        out = tmp_path / limit
+        arguments = ["--trace", str(trace), "--cluster", ONE_NODE, "--out", str(out), "--processes", "1"]
+        call_command(
+            "simulate",
+            *arguments,
+            "--policy",
+            "gangsched",
+            "--policy",
+            "fifo-gang",
+            "--overtake-limit",
+            limit,
+        )
+        results = json.loads((out / "results.json").read_text())["policies"]
+        assert results["gangsched"]["overtake_limit_s"] == float(limit)
+        assert results["fifo-gang"]["overtake_limit_s"] == 0.0
+        waits[limit] = results["gangsched"]["avg_wait_s"]
+    assert waits["0"] == pytest.approx((0 + 99 + 1098) / 3)  # FIFO: BIG first
+    assert waits["3600"] == pytest.approx((0 + 109 + 98) / 3)  # SMALL passes BIG

@@ -6,7 +6,9 @@ from scheduler_core.simulation.metrics import summarise
 
 from .helpers import (
     JOB_A_JOB_B,
+    LEAST_WORK,
     ONE_NODE,
+    OVERTAKE_BOUND,
     PERMIT_FAR,
     PERMIT_NEAR,
     STARVATION,
@@ -86,3 +88,21 @@ def test_gangsched_backfills_the_small_job_that_coscheduling_holds_back():
     outcome = times(run(PERMIT_NEAR, TWO_NODES, "gangsched"), PERMIT_NEAR)
     assert outcome["C"] == (2.0, 12.0)  # ends long before A can start: backfilled
     assert outcome["A"] == (100.0, 110.0)
+
+
+def test_gangsched_starts_the_small_job_first_and_the_fifo_policies_do_not():
+    gangsched = times(run(LEAST_WORK, ONE_NODE, "gangsched"), LEAST_WORK)
+    assert gangsched["SMALL"] == (100.0, 110.0)
+    assert gangsched["BIG"] == (110.0, 1110.0)
+    for policy in ("fifo-gang", "coscheduling"):
+        fifo = times(run(LEAST_WORK, ONE_NODE, policy), LEAST_WORK)
+        assert fifo["BIG"] == (100.0, 1100.0) and fifo["SMALL"] == (1100.0, 1110.0)
+    waits = summarise(run(LEAST_WORK, ONE_NODE, "gangsched"))["avg_wait_s"]
+    assert waits == pytest.approx((0 + 109 + 98) / 3)
+
+
+def test_no_job_is_passed_by_one_submitted_more_than_the_limit_after_it():
+    outcome = times(run(OVERTAKE_BOUND, ONE_NODE, "gangsched"), OVERTAKE_BOUND)
+    assert outcome["EARLY"] == (5000.0, 5010.0)  # 3,499 s after BIG: within the hour, passes
+    assert outcome["BIG"] == (5010.0, 6010.0)
+    assert outcome["LATE"] == (6010.0, 6020.0)  # 3,699 s after BIG: waits behind it

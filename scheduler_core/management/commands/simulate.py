@@ -20,6 +20,7 @@ from scheduler_core.simulation import (
     load_trace,
     write_outputs,
 )
+from scheduler_core.simulation.policies import with_overtake_limit
 
 
 class Command(BaseCommand):
@@ -47,6 +48,14 @@ class Command(BaseCommand):
             "--queue-window", type=int, default=ReplayOptions.queue_window, help="pending jobs a cycle sees"
         )
         parser.add_argument(
+            "--overtake-limit",
+            type=float,
+            default=None,
+            metavar="S",
+            help="gangsched's queue order: least work first, never passed by a job submitted more "
+            "than S seconds later (default: GANGSCHED_OVERTAKE_LIMIT_S's default, 3600; 0: FIFO)",
+        )
+        parser.add_argument(
             "--time-cap",
             type=float,
             default=ReplayOptions.time_cap,
@@ -60,6 +69,8 @@ class Command(BaseCommand):
             trace = load_trace(options["trace"])
             cluster = load_cluster(options["cluster"])
             policies = get_policies(options["policies"] or list(POLICIES))
+            if options["overtake_limit"] is not None:
+                policies = with_overtake_limit(policies, options["overtake_limit"])
         except (TraceError, ClusterSpecError, UnknownPolicy) as error:
             raise CommandError(str(error)) from error
         replay_options = ReplayOptions(
