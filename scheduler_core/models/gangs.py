@@ -129,7 +129,7 @@ class Gang(models.Model):
     details = models.JSONField(default=dict, blank=True)
 
     # Settable (not auto_now_add) so that a gang synced from Kubernetes keeps its
-    # creationTimestamp: queue order is by creation time.
+    # creationTimestamp: queue order counts from creation time (engine/queue.py).
     created = models.DateTimeField(default=timezone.now)
     updated = models.DateTimeField(auto_now=True)
 

@@ -1,6 +1,7 @@
 """Allocate: place the queue, unit by unit, all-or-nothing.
 
-1. Walk the units in queue order (priority, creation, key).
+1. Walk the units in queue order (priority, rank: least work first with bounded overtaking,
+   creation, key).
 2. Try each in a trial on the free capacity (behind a blocked head: only what backfilling
    allows). If every gang of the unit reaches min_member and min_resources, bind it whole.
 3. Otherwise nothing of it binds: Strict gangs roll back; NonStrict gangs keep what they placed
