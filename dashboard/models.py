@@ -32,6 +32,8 @@ class SimulationRun(models.Model):
     trace_text = models.TextField(blank=True)  # an uploaded trace; empty for a shared one
     cluster_spec = models.CharField(max_length=1000)
     policies = models.JSONField(default=list)
+    # gangsched's queue-order limit for this run (GANGSCHED_OVERTAKE_LIMIT_S); null: its default.
+    overtake_limit_s = models.FloatField(null=True, blank=True)
     results = models.JSONField(null=True, blank=True)
     plots = models.JSONField(default=list)  # file names under plot_dir()
     error = models.TextField(blank=True)
@@ -41,7 +43,11 @@ class SimulationRun(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(progress__gte=0.0, progress__lte=1.0), name="simulationrun_progress_0_1"
-            )
+            ),
+            models.CheckConstraint(
+                condition=models.Q(overtake_limit_s__isnull=True) | models.Q(overtake_limit_s__gte=0.0),
+                name="simulationrun_overtake_limit_not_negative",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -26,6 +26,7 @@ from scheduler_core.simulation import (
     write_outputs,
 )
 from scheduler_core.simulation.plots import PLOTS
+from scheduler_core.simulation.policies import with_overtake_limit
 
 from .models import SimulationRun
 
@@ -33,6 +34,8 @@ MAX_UPLOAD_BYTES = 5 * 2**20
 #: Progress is written at most this often (seconds): a replay reports every 100 jobs.
 PROGRESS_EVERY_S = 1.0
 POLICY_NAMES = tuple(POLICIES)
+#: The largest queue-order limit a run accepts (about 31,700 years: no bound in practice).
+MAX_OVERTAKE_LIMIT_S = 1e12
 
 
 def traces_dir() -> Path:
@@ -94,18 +97,32 @@ def _resolve(spec: str) -> str:
 
 
 def simulation_run_create(
-    *, user, shared: str | None, upload_name: str | None, upload_text: str | None, cluster: str, policies
+    *,
+    user,
+    shared: str | None,
+    upload_name: str | None,
+    upload_text: str | None,
+    cluster: str,
+    policies,
+    overtake_limit_s: float | None = None,
 ) -> SimulationRun:
-    """Validate, store the run, and queue its task once the row is committed."""
+    """Validate, store the run, and queue its task once the row is committed.
+
+    ``overtake_limit_s`` sets gangsched's queue order for this run (None: the engine's default),
+    so an operator can see what another ``GANGSCHED_OVERTAKE_LIMIT_S`` would do before setting it.
+    """
     trace = trace_check(shared=shared, upload_name=upload_name, upload_text=upload_text)
     cluster_check(cluster)
-    chosen = [policy.name for policy in get_policies(list(policies) or list(POLICY_NAMES))]
+    chosen = get_policies(list(policies) or list(POLICY_NAMES))
+    if overtake_limit_s is not None:
+        with_overtake_limit(chosen, overtake_limit_s)  # raises on a negative or infinite limit
     run = SimulationRun.objects.create(
         requested_by=user,
         trace_name=trace.name,
         trace_text="" if shared else upload_text,
         cluster_spec=cluster.strip(),
-        policies=chosen,
+        policies=[policy.name for policy in chosen],
+        overtake_limit_s=overtake_limit_s,
     )
     from .tasks import run_simulation  # the task module imports this one
 
@@ -126,9 +143,10 @@ def simulation_run_execute(run_id: int) -> SimulationRun:
         else:
             trace = load_trace(traces_dir() / run.trace_name)
         cluster = load_cluster(_resolve(run.cluster_spec))
-        comparison = compare(
-            trace, cluster, get_policies(run.policies), ReplayOptions(), processes=1, progress=_reporter(run)
-        )
+        policies = get_policies(run.policies)
+        if run.overtake_limit_s is not None:
+            policies = with_overtake_limit(policies, run.overtake_limit_s)
+        comparison = compare(trace, cluster, policies, ReplayOptions(), processes=1, progress=_reporter(run))
         results, plots = write_outputs(comparison, plot_dir(run))
     except Exception as error:  # a bad stored trace, a full disk: the run says so instead of hanging
         run.status, run.error, run.finished = SimulationRun.Status.FAILED, str(error), timezone.now()

@@ -11,7 +11,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dashboard.models import SimulationRun
-from dashboard.simulations import POLICY_NAMES, cluster_check, simulation_run_create, trace_check
+from dashboard.simulations import (
+    MAX_OVERTAKE_LIMIT_S,
+    POLICY_NAMES,
+    cluster_check,
+    simulation_run_create,
+    trace_check,
+)
 
 from .exceptions import ERRORS
 from .pagination import ApiPagination
@@ -36,6 +42,14 @@ class SimulationInput(serializers.Serializer):
     cluster = serializers.CharField(max_length=1000)
     policies = serializers.ListField(
         child=serializers.ChoiceField(choices=POLICY_NAMES), required=False, max_length=len(POLICY_NAMES)
+    )
+    overtake_limit_s = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0.0,
+        max_value=MAX_OVERTAKE_LIMIT_S,
+        help_text="gangsched's queue order: least work first, never passed by a job submitted more "
+        "than this many seconds later; absent or null: 3600; 0: FIFO",
     )
 
     def validate_cluster(self, value: str) -> str:
@@ -73,6 +87,7 @@ class SimulationOutput(serializers.ModelSerializer):
             "trace",
             "cluster",
             "policies",
+            "overtake_limit_s",
             "requested_by",
             "created",
             "started",
@@ -120,6 +135,7 @@ class SimulationListStartApi(generics.ListAPIView):
             upload_text=values.get("trace_csv"),
             cluster=values["cluster"],
             policies=values.get("policies", []),
+            overtake_limit_s=values.get("overtake_limit_s"),
         )
         return Response(SimulationOutput(run).data, status=status.HTTP_202_ACCEPTED)
 

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from dashboard.api.simulations import START_SIMULATION
 from dashboard.models import SimulationRun
 from dashboard.simulations import (
+    MAX_OVERTAKE_LIMIT_S,
     MAX_UPLOAD_BYTES,
     POLICY_NAMES,
     cluster_check,
@@ -35,6 +36,7 @@ METRICS = (
     ("p95 JCT (s)", "p95_jct_s", "seconds"),
     ("Makespan (s)", "makespan_s", "seconds"),
     ("Scheduler time (s)", "scheduler_seconds", "seconds"),
+    ("Queue overtake limit (s)", "overtake_limit_s", "seconds"),
 )
 
 
@@ -50,6 +52,14 @@ class SimulationForm(forms.Form):
         choices=[(name, name) for name in POLICY_NAMES],
         initial=list(POLICY_NAMES),
         widget=forms.CheckboxSelectMultiple,
+    )
+    overtake_limit_s = forms.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=MAX_OVERTAKE_LIMIT_S,
+        label="gangsched overtake limit (s)",
+        help_text="gangsched's queue: least work first, never passed by a job submitted more than this "
+        "many seconds later; empty: 3600 (the default); 0: FIFO",
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -105,6 +115,7 @@ def simulation_list(request):
                 upload_text=data.get("trace_text"),
                 cluster=data["cluster"],
                 policies=data["policies"],
+                overtake_limit_s=data.get("overtake_limit_s"),
             )
             return redirect("dashboard:simulation", run.pk)
     runs = list(

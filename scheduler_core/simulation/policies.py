@@ -117,7 +117,9 @@ def get_policies(names: list[str] | tuple[str, ...]) -> list[Policy]:
 def with_overtake_limit(policies: list[Policy], seconds: float) -> list[Policy]:
     """The policies with gangsched's queue-order limit set (the others model FIFO systems)."""
     if not math.isfinite(seconds) or seconds < 0:
-        raise UnknownPolicy(f"--overtake-limit must be a finite number of seconds, 0 or more, not {seconds}")
+        raise UnknownPolicy(
+            f"the overtake limit must be a finite number of seconds, 0 or more, not {seconds:g}"
+        )
     return [
         dataclasses.replace(policy, config=dataclasses.replace(policy.config, overtake_limit_s=seconds))
         if policy.name == "gangsched"

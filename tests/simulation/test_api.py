@@ -5,7 +5,7 @@ import pytest
 from dashboard.models import SimulationRun
 from tests.api.conftest import client_for
 
-from .helpers import JOB_A_JOB_B, THREE_NODES
+from .helpers import JOB_A_JOB_B, LEAST_WORK, ONE_NODE, THREE_NODES
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/simulations/"
@@ -84,6 +84,21 @@ def test_anonymous_users_get_401():
             "policies[0]",
             "slurm",
         ),
+        (
+            {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "overtake_limit_s": -1},
+            "overtake_limit_s",
+            "greater than or equal to 0",
+        ),
+        (
+            {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "overtake_limit_s": "soon"},
+            "overtake_limit_s",
+            "A valid number is required",
+        ),
+        (
+            {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "overtake_limit_s": 1e13},
+            "overtake_limit_s",
+            "less than or equal to",
+        ),
     ],
 )
 def test_bad_input_is_a_400_with_the_field_and_the_reason(olga, payload, field, reason):
@@ -93,3 +108,17 @@ def test_bad_input_is_a_400_with_the_field_and_the_reason(olga, payload, field, 
     assert errors[0]["field"] == field
     assert reason in errors[0]["reason"]
     assert not SimulationRun.objects.exists()
+
+
+def test_an_operator_sets_gangsched_s_overtake_limit_for_a_run(olga):
+    client = client_for(olga)
+    response = client.post(
+        URL,
+        {"trace_csv": LEAST_WORK, "cluster": ONE_NODE, "policies": ["gangsched"], "overtake_limit_s": 0},
+        format="json",
+    )
+    assert response.status_code == 202, response.json()
+    assert response.json()["overtake_limit_s"] == 0.0
+    assert SimulationRun.objects.get(pk=response.json()["id"]).overtake_limit_s == 0.0
+    default = client.post(URL, {"trace_csv": LEAST_WORK, "cluster": ONE_NODE}, format="json").json()
+    assert default["overtake_limit_s"] is None  # the engine's default

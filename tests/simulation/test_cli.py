@@ -58,7 +58,7 @@ def test_it_writes_results_json_of_the_documented_shape_and_the_plots(tmp_path, 
         ({"--policy": "slurm"}, "unknown policy 'slurm'"),
         ({"--trace": "/nowhere.csv"}, "cannot read the file"),
         ({"--tick": "0"}, "--tick and --time-cap must be positive"),
-        ({"--overtake-limit": "-5"}, "--overtake-limit must be a finite number of seconds, 0 or more"),
+        ({"--overtake-limit": "-5"}, "the overtake limit must be a finite number of seconds, 0 or more"),
     ],
 )
 def test_bad_arguments_are_a_command_error_with_the_reason(tmp_path, change, reason):

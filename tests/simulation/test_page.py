@@ -53,6 +53,18 @@ def test_an_operator_starts_a_run_with_an_upload_and_lands_on_its_page(olga):
     run = SimulationRun.objects.get()
     assert response.status_code == 302 and response.url == f"/simulations/{run.pk}/"
     assert (run.trace_name, run.trace_text, run.policies) == ("ab.csv", JOB_A_JOB_B, ["pod", "gangsched"])
+    assert run.overtake_limit_s is None  # left empty: gangsched's default
+
+
+def test_an_operator_sets_the_overtake_limit_and_a_bad_one_is_a_form_error(olga):
+    form = {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "policies": ["gangsched"]}
+    page = login(olga).post(URL, {**form, "overtake_limit_s": "-5"})
+    assert page.status_code == 400
+    assert "Ensure this value is greater than or equal to 0.0." in page.content.decode()
+    assert not SimulationRun.objects.exists()
+    response = login(olga).post(URL, {**form, "overtake_limit_s": "600"})
+    assert response.status_code == 302
+    assert SimulationRun.objects.get().overtake_limit_s == 600.0
 
 
 def test_a_finished_run_shows_the_policies_side_by_side_and_serves_its_plots(alice):
@@ -66,6 +78,7 @@ def test_a_finished_run_shows_the_policies_side_by_side_and_serves_its_plots(ali
     assert '<tr><th scope="row">Deadlocked jobs</th><td>2</td><td>0</td></tr>' in html
     # B (3 x 3 GPUs) never starts under pod; gangsched backfills it at t=102, 98 s after submission.
     assert '<tr><th scope="row">Avg wait, jobs of 9-64 (s)</th><td>—</td><td>98.0</td></tr>' in html
+    assert '<tr><th scope="row">Queue overtake limit (s)</th><td>0.0</td><td>3,600.0</td></tr>' in html
     assert f'src="/simulations/{run.pk}/plots/utilization.png"' in html
     plot = client.get(f"/simulations/{run.pk}/plots/jct.png")
     assert plot.status_code == 200 and plot["Content-Type"] == "image/png"

@@ -7,7 +7,7 @@ from dashboard.simulations import plot_dir, simulation_run_create, simulation_ru
 from scheduler_core.simulation.plots import PLOTS
 from tests.loop.workers import Worker, wait_for
 
-from .helpers import JOB_A_JOB_B, THREE_NODES
+from .helpers import JOB_A_JOB_B, LEAST_WORK, ONE_NODE, THREE_NODES
 
 
 def _upload_run(user=None, text=JOB_A_JOB_B) -> SimulationRun:
@@ -32,6 +32,24 @@ def test_executing_a_run_stores_its_results_and_plots():
     assert sorted(run.plots) == sorted(PLOTS)
     for name in run.plots:
         assert (plot_dir(run) / name).read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("limit", "small_start"), [(None, 100.0), (0.0, 1100.0)])
+def test_a_run_replays_gangsched_with_its_overtake_limit(limit, small_start):
+    run = SimulationRun.objects.create(
+        trace_name="least-work.csv",
+        trace_text=LEAST_WORK,
+        cluster_spec=ONE_NODE,
+        policies=["gangsched", "fifo-gang"],
+        overtake_limit_s=limit,
+    )
+    results = simulation_run_execute(run.pk).results["policies"]
+    assert results["gangsched"]["overtake_limit_s"] == (3600.0 if limit is None else limit)
+    assert results["fifo-gang"]["overtake_limit_s"] == 0.0
+    # SMALL (submitted at t=2, 10 s) starts when R ends under least work first; after BIG in FIFO.
+    waits = {None: (0 + 109 + 98) / 3, 0.0: (0 + 99 + (small_start - 2)) / 3}
+    assert results["gangsched"]["avg_wait_s"] == pytest.approx(waits[limit])
 
 
 @pytest.mark.django_db
