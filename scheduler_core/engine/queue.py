@@ -122,7 +122,7 @@ def build_units(
                 key=unit_key,
                 priority=max(gang_priority(gangs[key], members.get(key, [])) for key in present),
                 created=created,
-                rank=rank(created, (pod for key in present for pod in members.get(key, ())), limit),
+                rank=rank(created, [pod for key in present for pod in members.get(key, ())], limit),
                 gangs=present,
                 missing=missing,
             )

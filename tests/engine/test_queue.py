@@ -3,8 +3,11 @@
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler_core.engine import EngineConfig, Snapshot
+from scheduler_core.engine.model import Gang
 from scheduler_core.engine.queue import build_units, devices, pods_by_gang, work
 
 from .world import gang, group, members, pod, snapshot
@@ -143,3 +146,36 @@ def test_work_is_counted_in_gpus_else_cpu_cores(requests, expected):
 def test_work_is_infinite_when_a_pod_declares_no_duration():
     assert work(members("ns/a", 2, gpu=1, duration=10.0)) == 20.0
     assert work((*members("ns/a", 1, gpu=1, duration=10.0), *members("ns/a", 1, start=1, gpu=1))) == math.inf
+
+
+_JOBS = st.lists(
+    st.tuples(
+        st.floats(0, 10_000, allow_nan=False),  # created
+        st.integers(1, 4),  # members
+        st.integers(0, 8),  # GPUs each
+        st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False)),  # declared duration
+        st.integers(0, 2),  # priority
+    ),
+    min_size=2,
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(jobs=_JOBS, limit=st.sampled_from([0.0, 60.0, 3600.0]))
+def test_no_unit_is_passed_by_one_created_more_than_the_limit_after_it(jobs, limit):
+    pods, gangs = [], []
+    for i, (created, count, gpus, duration, priority) in enumerate(jobs):
+        key = f"ns/job-{i:02d}"
+        pods += members(key, count, gpu=gpus, duration=duration, priority=priority)
+        gangs.append(gang(key, count, created=created))
+    world = snapshot(pods=pods, gangs=gangs)
+    position = {key: i for i, key in enumerate(order(world, EngineConfig(overtake_limit_s=limit)))}
+    by_key: dict[str, Gang] = {g.key: g for g in gangs}
+    priority = {f"ns/job-{i:02d}": job[4] for i, job in enumerate(jobs)}
+    for a in by_key.values():
+        for b in by_key.values():
+            if priority[a.key] == priority[b.key] and b.created > a.created + limit:
+                assert position[a.key] < position[b.key]
+            if priority[a.key] > priority[b.key]:
+                assert position[a.key] < position[b.key]
