@@ -49,9 +49,12 @@ BACKEND_VARIABLES = {
     "GANGSCHED_PLACEHOLDER_IMAGE",
 }
 
-#: What each Deployment runs: (container, command prefix). The web command is exact.
+#: What each Deployment runs: (container, command prefix).
 PROCESSES = {
-    "gangsched-web": ("web", ["daphne", "-b", "0.0.0.0", "-p", "8000", "gangsched.asgi:application"]),
+    "gangsched-web": (
+        "web",
+        ["uvicorn", "gangsched.asgi:application", "--host", "0.0.0.0", "--port", "8000"],
+    ),
     "gangsched-worker": ("worker", ["celery", "-A", "gangsched", "worker", "-l", "info"]),
     "gangsched-beat": ("beat", ["celery", "-A", "gangsched", "beat", "-l", "info"]),
     "gangsched-watcher": ("watcher", ["python", "manage.py", "kube_watch"]),
@@ -155,8 +158,12 @@ def test_the_settings_parser_sees_the_variables_it_must():
     assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"} <= settings_variables()
 
 
+#: Variables read by the programs gangsched runs rather than by its settings.
+SERVER_VARIABLES = {"WEB_CONCURRENCY"}  # uvicorn's --workers default
+
+
 def test_every_variable_the_manifests_set_is_one_gangsched_reads():
-    known = settings_variables() | BACKEND_VARIABLES
+    known = settings_variables() | BACKEND_VARIABLES | SERVER_VARIABLES
     unknown = {name: where for name, where in variables_set().items() if name not in known}
     assert not unknown, f"variables no setting reads (a typo?): {unknown}"
 
@@ -200,8 +207,6 @@ def test_each_process_runs_its_command_from_the_gangsched_image():
     for name, (container_name, command) in PROCESSES.items():
         c = container(found[name], container_name)
         assert c["command"][: len(command)] == command, name
-        if name == "gangsched-web":
-            assert c["command"] == command
         for each in containers(found[name]):
             assert each["image"] == IMAGE, f"{name}/{each['name']} runs {each['image']}"
     kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
@@ -224,16 +229,21 @@ def test_beat_runs_exactly_once():
     assert any(schedule.startswith(mount + "/") for mount in mounts)
 
 
-def test_the_web_probes_use_healthz_with_an_allowed_host_and_the_service_reaches_daphne():
+def test_the_web_probes_use_healthz_with_an_allowed_host_and_the_service_reaches_uvicorn():
     web = deployments()["gangsched-web"]
-    daphne = container(web, "web")
-    probe = daphne["readinessProbe"]["httpGet"]
+    uvicorn = container(web, "web")
+    probe = uvicorn["readinessProbe"]["httpGet"]
     assert probe["path"] == "/healthz"
     allowed = only(installed(), "ConfigMap")["data"]["ALLOWED_HOSTS"].split(",")
     hosts = [h["value"] for h in probe["httpHeaders"] if h["name"] == "Host"]
     assert hosts and hosts[0] in allowed, "Django would answer the probe 400 (DisallowedHost)"
-    ports = {p["name"]: p["containerPort"] for p in daphne["ports"]}
-    assert ports[probe["port"]] == 8000 == int(daphne["command"][daphne["command"].index("-p") + 1])
+    ports = {p["name"]: p["containerPort"] for p in uvicorn["ports"]}
+    assert ports[probe["port"]] == 8000 == int(uvicorn["command"][uvicorn["command"].index("--port") + 1])
+    # The same server as `make run`: uvicorn's workers from WEB_CONCURRENCY, as scripts/run.py runs it.
+    env = {e["name"]: e.get("value") for e in uvicorn["env"]}
+    assert int(env["WEB_CONCURRENCY"]) >= 2
+    for flag in ("--lifespan", "--no-access-log", "--timeout-graceful-shutdown"):
+        assert flag in uvicorn["command"]
 
     service = only(installed(), "Service", "gangsched")
     (port,) = service["spec"]["ports"]
