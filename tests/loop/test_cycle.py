@@ -9,7 +9,7 @@ from scheduler_core.models import BindJournal, BindState, Gang, GangEvent, Membe
 from scheduler_core.services.cycle import TIMEOUT_ANNOTATION, cycle_run, timeouts_sweep
 from scheduler_core.services.lease import lease_acquire
 
-from .factories import make_gang, make_nodes
+from .factories import bound_nodes, make_gang, make_nodes
 
 pytestmark = pytest.mark.django_db
 
@@ -97,3 +97,19 @@ def test_a_gang_that_times_out_releases_everything_and_is_annotated():
     assert all(m.annotations.get(TIMEOUT_ANNOTATION) == "true" for m in gang.members.all())
     assert kinds(gang)[-3:] == ["released", "timed_out", "explained"]
     assert gang.reason == "TimedOut"
+
+
+@pytest.mark.parametrize(("limit", "first"), [(3600.0, "team/short"), (0.0, "team/long")])
+def test_the_cycle_queues_least_work_first_unless_the_limit_is_zero(settings, limit, first):
+    """One node of 4 CPUs, two 4-CPU gangs: the later, shorter one goes first by default."""
+    settings.GANGSCHED_OVERTAKE_LIMIT_S = limit
+    make_nodes(1)
+    now = timezone.now()
+    long = make_gang("team/long", 1, cpu=4, created=now - timedelta(seconds=60))
+    short = make_gang("team/short", 1, cpu=4, created=now - timedelta(seconds=30))
+    Member.objects.filter(gang=long).update(duration_seconds=7200)  # 28,800 core-s: capped at 3,600
+    Member.objects.filter(gang=short).update(duration_seconds=60)  # 240 core-s
+    cycle_run(holder="test")
+    bound = {g.key: bound_nodes(g) for g in (long, short)}
+    assert bound[first] == ["n0"]
+    assert [key for key, nodes in bound.items() if nodes == [""]] == [k for k in bound if k != first]
