@@ -91,3 +91,23 @@ def test_fifo_blocks_everything_behind_the_head():
     result = run_cycle(world(), NOW, dataclasses.replace(FIFO, head_of_line=HeadOfLine.BLOCK))
     assert result.binds == []
     assert result.explanations["q/short"].reason == Reason.BLOCKED_BEHIND
+
+
+def test_a_gang_blocked_behind_a_newer_one_is_told_it_is_ahead_as_less_work():
+    """Least work first: q/late (2 x 4 CPUs, 10 s) is the head though created after q/early."""
+    pods = (
+        pod("other/busy", cpu=4, node="n0", started=NOW - 50, duration=150.0),
+        *members("q/early", 1, cpu=4, duration=5000.0),
+        *members("q/late", 2, cpu=4, duration=10.0),
+    )
+    state = snapshot(
+        nodes(2, cpu=4), pods, [gang("q/early", 1, created=1.0), gang("q/late", 2, created=31.0)]
+    )
+    result = run_cycle(state, NOW)
+    assert result.binds == []
+    early = result.explanations["q/early"]
+    assert early.reason == Reason.BLOCKED_BEHIND
+    assert early.message.endswith("has capacity reserved (ahead as less work, though created 30 s later)")
+    assert early.details == {"head": "q/late", "head_created_later_s": 30.0}
+    fifo = run_cycle(state, NOW, FIFO).explanations["q/late"]  # FIFO: q/early runs, q/late waits
+    assert "ahead as less work" not in fifo.message

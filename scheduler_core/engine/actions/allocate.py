@@ -70,7 +70,6 @@ def _requeued(session: Session, unit: Unit) -> bool:
     return gang is not None and not gang.settled
 
 
-
 def _bind(session: Session, unit: Unit, result: Attempt) -> None:
     state = session.state
     for key in unit.gangs:
@@ -172,13 +171,15 @@ def _explain(session: Session, unit: Unit, result: Attempt) -> None:
 
 
 def _explain_behind(session: Session, unit: Unit, head: Head) -> None:
+    message = f"blocked behind {head.unit.key}, which is first in the queue and has capacity reserved"
+    details: dict = {"head": head.unit.key}
+    later = head.unit.created - unit.created
+    if head.unit.priority == unit.priority and later > 0:
+        # Least work first (queue.py): say why a newer gang is ahead, or it reads like a bug.
+        message += f" (ahead as less work, though created {later:.0f} s later)"
+        details["head_created_later_s"] = round(later, 3)
     for key in unit.gangs:
-        session.result.explanations[key] = Explanation(
-            key,
-            Reason.BLOCKED_BEHIND,
-            f"blocked behind {head.unit.key}, which is first in the queue and has capacity reserved",
-            {"head": head.unit.key},
-        )
+        session.result.explanations[key] = Explanation(key, Reason.BLOCKED_BEHIND, message, dict(details))
 
 
 def _explain_never(session: Session, unit: Unit) -> None:
