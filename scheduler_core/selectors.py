@@ -3,8 +3,12 @@ where it helps). Nothing here writes."""
 
 from __future__ import annotations
 
+import math
+
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
+from scheduler_core.engine.queue import devices
 from scheduler_core.models import Gang, GangEvent, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
@@ -58,6 +62,32 @@ def gang_group_progress(gang: Gang) -> list[dict]:
     return [
         rows.get(key, {"key": key, "state": "NotSubmitted", "min_member": None, "bound": 0}) for key in keys
     ]
+
+
+def gang_queue_rank(gang: Gang) -> dict:
+    """How least-work-first places the gang (engine/queue.py), for the gang page.
+
+    ``work``: device-seconds its unit declares (GPUs, else CPU cores, x duration, over the active
+    members of the gang and of its gang group), None when a member declares no duration;
+    ``shift_s``: how much later than its creation it is queued (at most ``limit_s``); a limit of
+    0 is FIFO. The engine computes the same from the snapshot; this is its explanation.
+    """
+    limit = settings.GANGSCHED_OVERTAKE_LIMIT_S
+    gangs = Gang.objects.filter(group=gang.group) if gang.group is not None else [gang]
+    members = Member.objects.filter(gang__in=gangs, phase__in=ACTIVE_MEMBER_PHASES)
+    work = 0.0
+    for requests, duration in members.values_list("requests", "duration_seconds"):
+        if duration is None:
+            work = math.inf
+            break
+        work += devices(requests) * duration
+    shift = min(limit, work) if limit > 0 else 0.0
+    return {
+        "limit_s": limit,
+        "work": None if math.isinf(work) else work,
+        "shift_s": shift,
+        "capped": limit > 0 and math.isfinite(work) and work > limit,
+    }
 
 
 def gang_members(gang: Gang) -> QuerySet[Member]:

@@ -101,6 +101,7 @@ def gang_detail(request, namespace: str, name: str):
             "gang": gang,
             "state": shared.gang_state(gang),
             "members": shared.gang_members(gang),
+            "rank": shared.gang_queue_rank(gang),
             "history": history,
             "declaration": json.dumps(gang.declaration, indent=2, sort_keys=True) if gang.declaration else "",
             "details": json.dumps(gang.details, indent=2, sort_keys=True) if gang.details else "",

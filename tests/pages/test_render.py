@@ -131,3 +131,29 @@ def test_the_nodes_page_counts_other_schedulers_pods_as_used(as_olga, world):
     Node.objects.create(name="shared-1", allocatable={"cpu": cpu}, external_usage={"cpu": cpu})
     html = as_olga.get("/nodes/").content.decode()
     assert f'data-resource="cpu" data-capacity="{cpu}" data-used="{cpu}"' in html
+
+
+@pytest.mark.parametrize(
+    ("duration", "limit", "shown"),
+    [
+        (
+            30,
+            3600.0,
+            "as if created 120 s later: 120 device-seconds of declared work",
+        ),  # 2 pods x 2 CPUs x 30 s
+        (3600, 3600.0, "as if created 3600 s later: 14400 device-seconds of declared work"),
+        (None, 3600.0, "as if created 3600 s later: a member declares no duration"),
+        (30, 0.0, "by creation (FIFO)"),
+    ],
+)
+def test_gang_detail_shows_where_least_work_first_queues_it(as_olga, db, settings, duration, limit, shown):
+    from scheduler_core.models import Member
+
+    settings.GANGSCHED_OVERTAKE_LIMIT_S = limit
+    gang = make_gang("ml", "short", submitter="olga")
+    Member.objects.filter(gang=gang).update(
+        requests={"cpu": 2000, "memory": 1 << 30}, duration_seconds=duration
+    )
+    html = as_olga.get("/gangs/ml/short/").content.decode()
+    assert shown in html
+    assert ("capped at the 3600 s limit" in html) == (duration == 3600)
