@@ -8,7 +8,7 @@ import math
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
-from scheduler_core.engine.queue import devices
+from scheduler_core.engine.queue import declared_work
 from scheduler_core.models import Gang, GangEvent, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
@@ -75,12 +75,7 @@ def gang_queue_rank(gang: Gang) -> dict:
     limit = settings.GANGSCHED_OVERTAKE_LIMIT_S
     gangs = Gang.objects.filter(group=gang.group) if gang.group is not None else [gang]
     members = Member.objects.filter(gang__in=gangs, phase__in=ACTIVE_MEMBER_PHASES)
-    work = 0.0
-    for requests, duration in members.values_list("requests", "duration_seconds"):
-        if duration is None:
-            work = math.inf
-            break
-        work += devices(requests) * duration
+    work = declared_work(members.values_list("requests", "duration_seconds"))
     shift = min(limit, work) if limit > 0 else 0.0
     return {
         "limit_s": limit,

@@ -54,11 +54,16 @@ def devices(requests: Mapping[str, int]) -> float:
 
 def work(pods: Iterable[Pod]) -> float:
     """Device-seconds the pods ask for; infinite when one of them declares no duration."""
+    return declared_work((pod.requests, pod.duration) for pod in pods)
+
+
+def declared_work(pods: Iterable[tuple[Mapping[str, int], float | None]]) -> float:
+    """``work`` over (requests, duration) pairs, for callers that hold rows rather than Pods."""
     total = 0.0
-    for pod in pods:
-        if pod.duration is None:
+    for requests, duration in pods:
+        if duration is None:
             return math.inf
-        total += devices(pod.requests) * pod.duration
+        total += devices(requests) * duration
     return total
 
 
