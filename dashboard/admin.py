@@ -8,7 +8,9 @@ from django.contrib import admin, messages
 
 from dashboard.pages.access import KILL, RETRY
 from dashboard.pages.actions import gangs_act
+from scheduler_core.declarations.changes import configured_record
 from scheduler_core.models import BindJournal, Gang, GangEvent, GangGroup, Member, Node, SchedulingCycle
+from scheduler_core.services.tenancy import Actor
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -76,6 +78,14 @@ class GangAdmin(admin.ModelAdmin):
     @admin.action(description="Kill selected gangs")
     def kill_selected(self, request, queryset):
         self._act(request, queryset, KILL)
+
+    def save_model(self, request, obj, form, change):
+        """An edit here is a change of an existing gang like any other: its history says who
+        changed what (issue 17: every change, by anyone)."""
+        before = {name: form.initial.get(name) for name in form.changed_data} if change else {}
+        super().save_model(request, obj, form, change)
+        if before:
+            configured_record(obj, Actor.of(request.user), "admin", before)
 
     def _act(self, request, queryset, action: str) -> None:
         keys = [

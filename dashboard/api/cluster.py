@@ -96,8 +96,8 @@ class ClusterApi(APIView):
 
     @extend_schema(
         operation_id="cluster_summary",
-        summary="Capacity, used and free per resource; gangs by phase",
+        summary="Capacity, used and free per resource; the gangs the user may see, by phase",
         responses={200: ClusterOutput},
     )
     def get(self, request: Request) -> Response:
-        return Response(self.ClusterOutput(selectors.cluster_summary()).data)
+        return Response(self.ClusterOutput(selectors.cluster_summary(user=request.user)).data)

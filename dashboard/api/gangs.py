@@ -16,6 +16,7 @@ from scheduler_core.models import GangEvent, RestartPolicy
 from scheduler_core.services.groups import gang_group_join
 from scheduler_core.services.operator import gang_kill, gang_retry
 from scheduler_core.services.submit import gang_submit
+from scheduler_core.services.tenancy import Actor
 
 from . import selectors
 from .exceptions import ERRORS
@@ -193,13 +194,14 @@ class GangListSubmitApi(generics.ListAPIView):
         operation_id="gangs_submit",
         summary="Submit a gang job",
         request=GangSubmitInput,
-        responses={201: GangOutput, 400: ERRORS, 409: ERRORS, 429: ERRORS},
+        responses={201: GangOutput, 400: ERRORS, 404: ERRORS, 409: ERRORS, 429: ERRORS},
     )
     def post(self, request: Request) -> Response:
         serializer = GangSubmitInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         arguments = submit_arguments(data, submitter=request.user.get_username(), declaration=request.data)
+        arguments["actor"] = Actor.of(request.user)
         # One transaction: a rejected group leaves no gang behind, a rejected gang no group.
         with transaction.atomic():
             gang = gang_submit(**arguments)

@@ -18,6 +18,7 @@ from scheduler_core.declarations import DeclarationError, documents_parse, manif
 from scheduler_core.declarations.cluster import OPERATOR_KINDS
 from scheduler_core.declarations.documents import documents_expand
 from scheduler_core.declarations.validate import MAX_MANIFEST_BYTES
+from scheduler_core.services.tenancy import Actor
 
 from .exceptions import ERRORS, PayloadTooLarge
 from .serializers import GangOutput
@@ -52,6 +53,9 @@ class JSONManifestParser(_ManifestParser):
 
 
 class ManifestApplyApi(APIView):
+    """A submitter creates objects and changes only their own gangs and pods; a manifest that
+    touches anyone else's answers 404, exactly as a missing gang, and applies nothing."""
+
     parser_classes = [YAMLParser, TextYAMLParser, XYAMLParser, JSONManifestParser]
     throttle_classes = [SubmitThrottle]
 
@@ -72,6 +76,7 @@ class ManifestApplyApi(APIView):
         responses={
             201: ManifestApplyOutput,
             400: ERRORS,
+            404: ERRORS,
             413: ERRORS,
             429: ERRORS,
         },
@@ -102,6 +107,6 @@ class ManifestApplyApi(APIView):
             if permission and not request.user.has_perm(permission):
                 raise PermissionDenied(f"only operators may apply {manifest.kind} objects")
         with transaction.atomic():  # a refused document leaves nothing of the others behind
-            result = manifests_apply(documents, submitter=request.user.get_username())
+            result = manifests_apply(documents, actor=Actor.of(request.user))
         output = {"lines": result.lines, "gangs": result.gangs, "pods": result.pods}
         return Response(self.ManifestApplyOutput(output).data, status=status.HTTP_201_CREATED)

@@ -68,7 +68,9 @@ def node_usage() -> list[dict]:
         {
             "name": node.name,
             "allocatable": node.allocatable,
-            "used": dict(used.get(node.name, Counter()) + Counter(node.external_usage or {})),
+            "used": dict(
+                _pods_counted(node, used[node.name], pods[node.name]) + Counter(node.external_usage or {})
+            ),
             "external": dict(node.external_usage or {}),
             "pods": pods.get(node.name, 0),
             "labels": node.labels,
@@ -80,9 +82,18 @@ def node_usage() -> list[dict]:
     ]
 
 
-def cluster_summary() -> dict:
+def _pods_counted(node: Node, used: Counter, pods: int) -> Counter:
+    """Each pod takes one of a node's ``pods`` (Kubernetes' pod-count resource), which no pod
+    lists among its requests: counted here where the node has that resource."""
+    if "pods" in (node.allocatable or {}):
+        used = used + Counter({"pods": pods})
+    return used
+
+
+def cluster_summary(*, user) -> dict:
     """Capacity (schedulable nodes: ready and not cordoned), used and free per resource, and the
-    number of gangs in each phase. Used counts every bound active pod, wherever it runs."""
+    number of the gangs the user may see in each phase (a submitter: their own). Used counts
+    every bound active pod, wherever it runs: the room is taken whoever holds it."""
     nodes = node_usage()
     capacity, used = Counter(), Counter()
     for node in nodes:
@@ -92,7 +103,11 @@ def cluster_summary() -> dict:
     # Every resource any node has, so "0 GPUs schedulable" shows when the GPU nodes are all down.
     resources = sorted({r for node in nodes for r in node["allocatable"]} | set(used))
     phases = dict(
-        Gang.objects.order_by().values_list("phase").annotate(n=Count("id")).values_list("phase", "n")
+        gang_visible(user=user)
+        .order_by()
+        .values_list("phase")
+        .annotate(n=Count("id"))
+        .values_list("phase", "n")
     )
     return {
         "nodes": {

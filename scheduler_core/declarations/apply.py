@@ -33,8 +33,10 @@ from django.utils import timezone
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.models import Gang, GangEventKind, GangGroup, Member
 from scheduler_core.services.history import event_record
+from scheduler_core.services.tenancy import CLI, Actor
 
 from . import validate as v
+from .changes import configured_record, pods_record
 from .cluster import priority_classes
 from .documents import documents_expand, size_check
 from .registry import manifest_load
@@ -66,11 +68,17 @@ class _Plan:
     pods_by_gang: dict[str, list[PodSpec]]
 
 
-def manifests_apply(documents: list[Any], *, submitter: str = "") -> ApplyResult:
+def manifests_apply(documents: list[Any], *, actor: Actor = CLI, submitter: str | None = None) -> ApplyResult:
     """Apply parsed manifests (``documents.documents_parse``, or JSON objects from the API).
 
-    Raises DeclarationError (``field``, ``reason``) and writes nothing when any object is refused.
+    ``actor`` is who asks (services/tenancy.py): a submitter may create objects and change only
+    their own gangs and pods; touching anyone else's raises ``tenancy.NotFound`` before the first
+    write. ``submitter`` is the name recorded on what is created (the actor's, unless the CLI
+    gives one). Raises DeclarationError (``field``, ``reason``) and writes nothing when any
+    object is refused.
     """
+    if submitter is None or not actor.changes_all:
+        submitter = actor.username
     try:
         size = len(json.dumps(documents, default=str))
     except (TypeError, ValueError, RecursionError):
@@ -80,7 +88,7 @@ def manifests_apply(documents: list[Any], *, submitter: str = "") -> ApplyResult
     with priority_classes(manifests):
         plan = _plan(_load(manifests))
     with transaction.atomic():
-        result = _write(plan, submitter)
+        result = _write(plan, actor, submitter)
         if result.changed:
             transaction.on_commit(_wake_scheduler)
     return result
@@ -199,7 +207,7 @@ def _keys_q(keys) -> Q:
     return reduce(or_, (Q(namespace=ns, name__in=names) for ns, names in by_namespace.items()), Q(pk__in=[]))
 
 
-def _write(plan: _Plan, submitter: str) -> ApplyResult:
+def _write(plan: _Plan, actor: Actor, submitter: str) -> ApplyResult:
     result = ApplyResult()
     # Cluster objects first, as kubectl applies a file in order and they come first in one:
     # nodes, priority classes and namespaces before the workloads that use them.
@@ -210,26 +218,29 @@ def _write(plan: _Plan, submitter: str) -> ApplyResult:
             _keys_q([*plan.gangs, *plan.refs, *plan.pods_by_gang])
         )
     }
+    _ownership_check(plan, existing, actor)
     statuses: dict[str, str] = {}
     gangs_out: dict[str, Gang] = {}
     groups = _groups_write(plan.gangs.values())
     for key, spec in plan.gangs.items():
-        gang, status = _gang_write(spec, existing.get(key), groups, submitter)
+        gang, status = _gang_write(spec, existing.get(key), groups, submitter, actor)
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(_gang_line(gang, status))
         replicas = Gang.objects.select_for_update().filter(
             provisional=True, declaration__provisional__replica_of=key
         )
+        if not actor.changes_all:  # another tenant's pods naming this key stay theirs
+            replicas = replicas.filter(submitter=actor.username)
         for replica in replicas if spec.source_format == SOURCE_V1ALPHA1 else ():
             # Pods with a replica key came before their Workload: their gang is declared now.
             ref = GangRef(replica.namespace, replica.name, spec.source_format, spec.field)
-            replica, status = _gang_write(replica_gang(spec, ref), replica, groups, submitter)
+            replica, status = _gang_write(replica_gang(spec, ref), replica, groups, submitter, actor)
             statuses[replica.key], gangs_out[replica.key] = status, replica
             result.lines.append(_gang_line(replica, status))
     for key, ref in plan.refs.items():
         gang = existing.get(key)
         if ref.replica_of and (gang is None or gang.provisional):
-            gang = _replica_write(ref, gang, submitter) or gang
+            gang = _replica_write(ref, gang, submitter, actor) or gang
             existing[key] = gang
         if gang is not None and not gang.provisional:
             _queues_check(plan.pods_by_gang[key], {key: gang})
@@ -238,7 +249,8 @@ def _write(plan: _Plan, submitter: str) -> ApplyResult:
         gang, status = _provisional_write(ref, gang, len(plan.pods_by_gang[key]), submitter)
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(_gang_line(gang, status))
-    pod_statuses = _pods_write(plan, gangs_out)
+    pod_statuses = _pods_write(plan, gangs_out, submitter)
+    _pods_joined_record(plan, gangs_out, statuses, pod_statuses, actor)
     result.pods = sum(1 for status in pod_statuses.values() if status != UNCHANGED)
     object_lines = []
     for item in plan.loaded:
@@ -254,6 +266,26 @@ def _write(plan: _Plan, submitter: str) -> ApplyResult:
         for s in [*statuses.values(), *pod_statuses.values(), *sum(object_statuses.values(), [])]
     )
     return result
+
+
+def _ownership_check(plan: _Plan, gangs: dict[str, Gang], actor: Actor) -> None:
+    """Before the first write: every existing gang or pod the manifests touch is the actor's."""
+    for key, gang in gangs.items():
+        actor.require(gang.submitter, f"gang {key}")
+    if not actor.changes_all:
+        for member in Member.objects.filter(_keys_q(plan.pods)).only("namespace", "name", "submitter"):
+            actor.require(member.submitter, f"pod {member.key}")
+
+
+def _pods_joined_record(plan: _Plan, gangs: dict[str, Gang], statuses, pod_statuses, actor: Actor) -> None:
+    for key, pods in plan.pods_by_gang.items():
+        gang = gangs.get(key)
+        if gang is None or statuses.get(key) == CREATED:
+            continue  # a new gang's pods are part of its creation
+        joined = [pod.name for pod in pods if pod_statuses[pod.key] == CREATED]
+        changed = [pod.name for pod in pods if pod_statuses[pod.key] == CONFIGURED]
+        if joined or changed:
+            pods_record(gang, actor, joined, changed)
 
 
 def _combined(statuses: list[str]) -> str:
@@ -292,7 +324,9 @@ def _groups_write(specs) -> dict[str, GangGroup]:
     return groups
 
 
-def _gang_write(spec: GangSpec, gang: Gang | None, groups: dict[str, GangGroup], submitter: str):
+def _gang_write(
+    spec: GangSpec, gang: Gang | None, groups: dict[str, GangGroup], submitter: str, actor: Actor
+):
     fields = spec.settings()
     fields["group"] = groups.get(spec.group_key) if spec.group_key else None
     if gang is None:
@@ -303,6 +337,7 @@ def _gang_write(spec: GangSpec, gang: Gang | None, groups: dict[str, GangGroup],
     changed = [name for name, value in fields.items() if getattr(gang, name) != value]
     if not changed and not was_provisional:
         return gang, UNCHANGED
+    before = {name: getattr(gang, name) for name in changed}
     for name, value in fields.items():
         setattr(gang, name, value)
     if was_provisional:
@@ -315,15 +350,18 @@ def _gang_write(spec: GangSpec, gang: Gang | None, groups: dict[str, GangGroup],
             kind=GangEventKind.CREATED,
             reason=f"declared ({spec.source_format}); its waiting pods join",
         )
-    logger.info("gang %s configured: %s", gang.key, ", ".join(changed) or "declared")
+    elif changed:
+        configured_record(gang, actor, f"{spec.source_format} declaration", before)
+    logger.info("gang %s configured by %s: %s", gang.key, actor.who, ", ".join(changed) or "declared")
     return gang, CONFIGURED
 
 
-def _replica_write(ref: GangRef, gang: Gang | None, submitter: str) -> Gang | None:
-    """Upstream v1alpha1: a replica key's gang, from its pod group's gang applied earlier."""
+def _replica_write(ref: GangRef, gang: Gang | None, submitter: str, actor: Actor) -> Gang | None:
+    """Upstream v1alpha1: a replica key's gang, from its pod group's gang applied earlier
+    (the actor's own: another tenant's settings are not copied, as if it did not exist)."""
     namespace, name = ref.replica_of.split("/", 1)
     base = Gang.objects.filter(namespace=namespace, name=name, provisional=False).first()
-    if base is None:
+    if base is None or not actor.may_change(base.submitter):
         return None
     fields = {f: getattr(base, f) for f in GangSpec(namespace, name, 1, "", {}, "").settings()}
     fields["declaration"] = {**base.declaration, "replicaOf": base.key}
@@ -371,7 +409,7 @@ def _provisional_write(ref: GangRef, gang: Gang | None, pods: int, submitter: st
     return gang, UNCHANGED  # the pods' count is updated once they are written (_pods_write)
 
 
-def _pods_write(plan: _Plan, gangs: dict[str, Gang]) -> dict[str, str]:
+def _pods_write(plan: _Plan, gangs: dict[str, Gang], submitter: str) -> dict[str, str]:
     existing = {
         member.key: member for member in Member.objects.select_for_update().filter(_keys_q(plan.pods))
     }
@@ -382,7 +420,9 @@ def _pods_write(plan: _Plan, gangs: dict[str, Gang]) -> dict[str, str]:
         fields = pod.member_fields()
         member = existing.get(key)
         if member is None:
-            new.append(Member(namespace=pod.namespace, name=pod.name, gang=gang, **fields))
+            new.append(
+                Member(namespace=pod.namespace, name=pod.name, gang=gang, submitter=submitter, **fields)
+            )
             statuses[key] = CREATED
             continue
         if member.gang_id != (gang.pk if gang else None):

@@ -197,6 +197,8 @@ class Member(models.Model):
     name = models.CharField(max_length=253)
     # Deleting a gang deletes its members: a pod whose gang is gone must not be bound on its own.
     gang = models.ForeignKey(Gang, null=True, blank=True, on_delete=models.CASCADE, related_name="members")
+    # Who applied the pod: its owner for tenancy (services/tenancy.py), also for a pod of no gang.
+    submitter = models.CharField(max_length=150, blank=True, default="")
     requests = models.JSONField(default=dict, blank=True, validators=[validate_resource_map])
     priority = models.IntegerField(default=0)
     preemptible = models.BooleanField(default=True)

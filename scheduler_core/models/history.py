@@ -32,6 +32,7 @@ class SchedulingCycle(AppendOnlyModel):
 
 class GangEventKind(models.TextChoices):
     CREATED = "created"
+    CONFIGURED = "configured"  # an existing gang changed by a declaration: who and what, in details
     RESERVED = "reserved"
     SATISFIED = "satisfied"
     BOUND = "bound"

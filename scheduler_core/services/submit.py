@@ -26,6 +26,7 @@ from scheduler_core.validators import (
 )
 
 from .history import event_record
+from .tenancy import CLI, Actor
 
 logger = logging.getLogger(__name__)
 
@@ -78,8 +79,13 @@ _JSON_CHECKS = {
 
 
 @transaction.atomic
-def gang_submit(*, namespace: str, name: str, min_member: int, pods: list[dict], **gang_fields: Any) -> Gang:
+def gang_submit(
+    *, namespace: str, name: str, min_member: int, pods: list[dict], actor: Actor = CLI, **gang_fields: Any
+) -> Gang:
     """Create a gang and its pods in one transaction, with a ``created`` event.
+
+    A key or pod name another tenant holds is refused as by ``actor.taken`` (tenancy.py): a
+    submitter is not told what others hold.
 
     Two submissions racing under one name are settled by the unique constraints (the loser gets
     an IntegrityError); the checks here give everyone else a readable error first.
@@ -87,12 +93,13 @@ def gang_submit(*, namespace: str, name: str, min_member: int, pods: list[dict],
     key = f"{namespace}/{name}"
     fields = _gang_fields(key, min_member, len(pods), gang_fields)
     members = _members(namespace, pods, where=f"gang {key}")
-    if Gang.objects.filter(namespace=namespace, name=name).exists():
-        raise ValueError(f"gang {key} already exists")
-    _refuse_existing(namespace, members)
+    holder = Gang.objects.filter(namespace=namespace, name=name).values_list("submitter", flat=True).first()
+    if holder is not None:
+        raise actor.taken(holder, f"gang {key}")
+    _refuse_existing(namespace, members, actor)
     gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member, **fields)
     for member in members:
-        member.gang = gang
+        member.gang, member.submitter = gang, gang.submitter
     Member.objects.bulk_create(members)
     event_record(
         gang=gang, kind=GangEventKind.CREATED, reason=f"{len(members)} pods, min_member {min_member}"
@@ -105,10 +112,11 @@ def gang_submit(*, namespace: str, name: str, min_member: int, pods: list[dict],
 
 
 @transaction.atomic
-def pod_submit(*, namespace: str, **pod: Any) -> Member:
+def pod_submit(*, namespace: str, actor: Actor = CLI, **pod: Any) -> Member:
     """Create a pod scheduled on its own (no gang); ``pod`` takes the keys of ``POD_FIELDS``."""
     (member,) = _members(namespace, [pod], where=f"namespace {namespace}")
-    _refuse_existing(namespace, [member])
+    member.submitter = actor.username
+    _refuse_existing(namespace, [member], actor)
     member.save()
     logger.info("pod %s submitted", member.key)
     transaction.on_commit(cycle_trigger)
@@ -200,11 +208,7 @@ def _selector_terms(affinity: Any) -> Any:
     return affinity
 
 
-def _refuse_existing(namespace: str, members: list[Member]) -> None:
-    taken = sorted(
-        Member.objects.filter(namespace=namespace, name__in=[m.name for m in members]).values_list(
-            "name", flat=True
-        )
-    )
-    if taken:
-        raise ValueError(f"pod {namespace}/{taken[0]} already exists")
+def _refuse_existing(namespace: str, members: list[Member], actor: Actor) -> None:
+    taken = Member.objects.filter(namespace=namespace, name__in=[m.name for m in members])
+    for name, submitter in taken.order_by("name").values_list("name", "submitter")[:1]:
+        raise actor.taken(submitter, f"pod {namespace}/{name}")

@@ -32,7 +32,7 @@ def test_nodes_show_allocatable_used_pods_cordon_and_readiness(as_alice):
     )
 
 
-def test_the_cluster_summary_counts_only_schedulable_capacity_and_gangs_by_phase(as_alice):
+def test_the_cluster_summary_counts_only_schedulable_capacity_and_gangs_by_phase(as_alice, as_olga):
     cluster()
     make_gang("etl", "done", pods=1, submitter="bob")
     Gang.objects.filter(name="done").update(phase="Finished")
@@ -40,8 +40,21 @@ def test_the_cluster_summary_counts_only_schedulable_capacity_and_gangs_by_phase
     assert body["nodes"] == {"total": 3, "ready": 2, "schedulable": 1}
     assert body["resources"]["cpu"] == {"capacity": 8000, "used": 2000, "free": 6000}
     assert body["resources"]["nvidia.com/gpu"] == {"capacity": 0, "used": 0, "free": 0}
-    assert body["gangsByPhase"] == {"Pending": 1, "Finished": 1}
     assert body["pods"] == 2
+    # Issue 17 A1: a submitter counts only their own gangs; an operator every gang.
+    assert body["gangsByPhase"] == {"Pending": 1}
+    assert as_olga.get("/api/v1/cluster/").json()["gangsByPhase"] == {"Pending": 1, "Finished": 1}
+
+
+def test_each_bound_pod_takes_one_of_its_nodes_pods(as_alice):
+    """Kubernetes' ``pods`` resource: no pod requests it, every bound active pod uses one."""
+    cluster()
+    Node.objects.filter(name="cpu-1").update(allocatable={"cpu": 8000, "memory": 32 * 2**30, "pods": 110})
+    nodes = {n["name"]: n for n in as_alice.get("/api/v1/nodes/").json()}
+    assert nodes["cpu-1"]["used"]["pods"] == 1
+    assert "pods" not in nodes["cpu-2"]["used"]  # a node without the resource does not grow it
+    body = as_alice.get("/api/v1/cluster/").json()
+    assert body["resources"]["pods"] == {"capacity": 110, "used": 1, "free": 109}
 
 
 def test_other_schedulers_pods_count_as_used(as_alice):

@@ -1,5 +1,6 @@
 """The admin's "Retry selected gangs" and "Kill selected gangs" go through the operator service."""
 
+from datetime import datetime
 from unittest import mock
 
 import pytest
@@ -53,3 +54,26 @@ def test_kill_selected_calls_the_same_service_as_the_api(client, admin_user, wor
     kill.assert_called_once()
     assert Gang.objects.get(pk=world["late"].pk).phase == "Killed"
     assert GangEvent.objects.filter(kind="killed", reason="killed by root").exists()
+
+
+def test_an_edit_in_the_admin_is_recorded_with_who_and_what(client, admin_user, world):
+    """Issue 17 A1: every change of an existing gang, by anyone, is an event naming them."""
+    gang = world["train"]
+    client.force_login(admin_user)
+    url = f"{CHANGELIST}{gang.pk}/change/"
+    form = client.get(url).context["adminform"].form
+    data = {"members-TOTAL_FORMS": 0, "members-INITIAL_FORMS": 0}
+    for name in form.fields:  # the form as the browser would send it back
+        value = form[name].value()
+        if isinstance(value, datetime):  # the admin's split date and time inputs
+            data[f"{name}_0"], data[f"{name}_1"] = value.strftime("%Y-%m-%d"), value.strftime("%H:%M:%S")
+        elif value is not None and value is not False:
+            data[name] = value
+    data["min_member"] = gang.min_member + 1
+
+    response = client.post(url, data)
+
+    assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
+    event = GangEvent.objects.filter(gang=gang, kind="configured").get()
+    assert event.details["by"] == "root" and event.details["via"] == "admin"
+    assert event.details["changed"]["min_member"] == {"from": gang.min_member, "to": gang.min_member + 1}

@@ -32,6 +32,7 @@ from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.models import Gang, Member, MemberPhase, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services import delete, lifecycle, nodes
+from scheduler_core.services.tenancy import Actor
 
 from . import convert
 
@@ -40,6 +41,9 @@ logger = logging.getLogger(__name__)
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 #: Who the history names when the cluster, not a person, removed something.
 BY_CLUSTER = "Kubernetes"
+#: The cluster itself, declaring what its users applied: it may change any gang, and history
+#: names it as the one who did.
+CLUSTER = Actor(BY_CLUSTER, changes_all=True, sees_all=True)
 
 Refused = Callable[[Mapping[str, Any], str], None]  # (object, reason): tell the object's owner
 
@@ -191,7 +195,7 @@ class PodMirror:
                 member.delete()  # a new pod under an old name: the old row is history
                 member = None
         if member is None:
-            manifests_apply([convert.declared_pod(obj)], submitter=BY_CLUSTER)
+            manifests_apply([convert.declared_pod(obj)], actor=CLUSTER)
             Member.objects.filter(namespace=namespace, name=name).update(uid=uid)
             member = Member.objects.get(namespace=namespace, name=name)
         elif not member.uid:
@@ -304,7 +308,7 @@ class DeclarationMirror:
             self._forget(namespace, name)
             return
         try:
-            manifests_apply([convert.declared_object(self.prepare(obj))], submitter=BY_CLUSTER)
+            manifests_apply([convert.declared_object(self.prepare(obj))], actor=CLUSTER)
         except DeclarationError as error:
             reason = f"{error.field}: {error.reason}" if error.field else error.reason
             logger.warning("%s %s/%s refused: %s", self.kind, namespace, name, reason)
