@@ -8,8 +8,11 @@ cookies would never be sent back and the redirect would lead nowhere. When it is
   Kubernetes probes and Prometheus call inside the cluster over HTTP;
 - HSTS for ``GANGSCHED_HSTS_SECONDS`` (one year), subdomains included, marked preloadable;
 - the session and CSRF cookies are sent only over HTTPS;
-- ``SECRET_KEY`` must come from the environment: the laptop default would let anyone who has read
-  this repository forge sessions, so startup stops instead.
+- a good ``SECRET_KEY`` is required even with ``DEBUG`` on (see below).
+
+``SECRET_KEY`` (secret_key.py): with ``DEBUG`` off or ``GANGSCHED_HTTPS=1``, an unset, empty, short
+or published key stops every process at startup with one line saying why; the laptop default
+would let anyone who has read this repository forge sessions.
 
 Behind a proxy that terminates TLS, ``GANGSCHED_TRUST_X_FORWARDED_PROTO=1`` makes Django believe
 its ``X-Forwarded-Proto: https`` (set it only when the proxy overwrites that header, or a client
@@ -19,17 +22,19 @@ differ from the host (``https://gangsched.example.com``).
 
 import os
 
-from django.core.exceptions import ImproperlyConfigured
-
+from .base import DEBUG
 from .env import parse_bool, parse_list
+from .secret_key import secret_key
 
 GANGSCHED_HTTPS = parse_bool("GANGSCHED_HTTPS", os.environ.get("GANGSCHED_HTTPS"))
 
+SECRET_KEY = secret_key(
+    os.environ.get("SECRET_KEY"),
+    os.environ.get("GANGSCHED_SECRET_KEY_FILE"),
+    required=not DEBUG or GANGSCHED_HTTPS,
+)
+
 if GANGSCHED_HTTPS:
-    if not os.environ.get("SECRET_KEY"):
-        raise ImproperlyConfigured(
-            "GANGSCHED_HTTPS=1 needs SECRET_KEY from the environment (50+ random chars)"
-        )
     SECURE_SSL_REDIRECT = True
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
     SECURE_HSTS_SECONDS = int(os.environ.get("GANGSCHED_HSTS_SECONDS", str(365 * 24 * 3600)))
