@@ -23,7 +23,7 @@ differ from the host (``https://gangsched.example.com``).
 import os
 
 from .base import DEBUG
-from .env import parse_bool, parse_list
+from .env import parse_bool, parse_list, parse_networks, parse_seconds
 from .secret_key import secret_key
 
 GANGSCHED_HTTPS = parse_bool("GANGSCHED_HTTPS", os.environ.get("GANGSCHED_HTTPS"))
@@ -48,10 +48,31 @@ if parse_bool("GANGSCHED_TRUST_X_FORWARDED_PROTO", os.environ.get("GANGSCHED_TRU
 
 CSRF_TRUSTED_ORIGINS = parse_list(os.environ.get("CSRF_TRUSTED_ORIGINS"), "")
 
-# Failed sign-ins (login page and token endpoint, dashboard/login.py): this many per username or
-# client address within the lockout window, then 429 until the window has passed.
-GANGSCHED_LOGIN_MAX_FAILURES = int(os.environ.get("GANGSCHED_LOGIN_MAX_FAILURES", "10"))
-GANGSCHED_LOGIN_LOCKOUT_S = int(os.environ.get("GANGSCHED_LOGIN_LOCKOUT_S", "900"))
+# Sign-in limits (dashboard/signin.py), on every door that takes a password: the login page,
+# the admin's, the API's token endpoint. Per account (username): this many failures within the
+# window lock it for LOCKOUT_S, doubling with each further lock up to LOCKOUT_MAX_S; a success
+# resets. Per client address, a soft throttle: this many failures within the window, then 429
+# with Retry-After until the window ends.
+AUTHENTICATION_BACKENDS = ["dashboard.signin.SignInBackend"]  # ModelBackend with those limits
+GANGSCHED_LOGIN_MAX_FAILURES = int(os.environ.get("GANGSCHED_LOGIN_MAX_FAILURES", "5"))
+GANGSCHED_LOGIN_FAILURE_WINDOW_S = parse_seconds(
+    "GANGSCHED_LOGIN_FAILURE_WINDOW_S", os.environ.get("GANGSCHED_LOGIN_FAILURE_WINDOW_S"), 900
+)
+GANGSCHED_LOGIN_LOCKOUT_S = parse_seconds(
+    "GANGSCHED_LOGIN_LOCKOUT_S", os.environ.get("GANGSCHED_LOGIN_LOCKOUT_S"), 60
+)
+GANGSCHED_LOGIN_LOCKOUT_MAX_S = parse_seconds(
+    "GANGSCHED_LOGIN_LOCKOUT_MAX_S", os.environ.get("GANGSCHED_LOGIN_LOCKOUT_MAX_S"), 3600
+)
+GANGSCHED_LOGIN_ADDRESS_MAX_FAILURES = int(os.environ.get("GANGSCHED_LOGIN_ADDRESS_MAX_FAILURES", "30"))
+GANGSCHED_LOGIN_ADDRESS_WINDOW_S = parse_seconds(
+    "GANGSCHED_LOGIN_ADDRESS_WINDOW_S", os.environ.get("GANGSCHED_LOGIN_ADDRESS_WINDOW_S"), 60
+)
+# X-Forwarded-For / X-Real-IP are believed only from these peers (dashboard/client_address.py):
+# comma-separated addresses or networks of your ingress or proxies; default none.
+GANGSCHED_TRUSTED_PROXIES = parse_networks(
+    "GANGSCHED_TRUSTED_PROXIES", os.environ.get("GANGSCHED_TRUSTED_PROXIES")
+)
 
 # /metrics (dashboard/metrics.py): a bearer token Prometheus sends, and/or the addresses or
 # networks that may scrape without one (comma-separated; default: loopback only).
