@@ -29,7 +29,13 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $@ $(VENV)/.installed-runtime
 
-run: $(VENV)/.installed-runtime
+# This checkout's own random SECRET_KEY, read by the settings when SECRET_KEY is unset
+# (gangsched/settings/secret_key.py), so a local install needs no configuration.
+.run/secret_key: | $(BIN)/python
+	@mkdir -p .run
+	@umask 077 && $(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(50))' > $@.tmp && mv $@.tmp $@
+
+run: $(VENV)/.installed-runtime .run/secret_key
 	@$(BIN)/python manage.py check_services
 	$(BIN)/python scripts/run.py --port $(PORT) $(NODES_ARG)
 

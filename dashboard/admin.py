@@ -6,6 +6,7 @@ scheduler: the admin shows them read-only.
 
 from django.contrib import admin, messages
 
+from dashboard.login import protect_admin_login
 from dashboard.pages.access import KILL, RETRY
 from dashboard.pages.actions import gangs_act
 from scheduler_core.declarations.changes import configured_record
@@ -128,3 +129,7 @@ class BindJournalAdmin(ReadOnlyAdmin):
     list_filter = ["state"]
     search_fields = ["member__namespace", "member__name", "node", "error"]
     list_select_related = ["member", "gang"]
+
+
+# The admin's login is a sign-in door too: a refused attempt says why, with 429 (dashboard/login.py).
+protect_admin_login(admin.site)

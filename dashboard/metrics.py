@@ -19,7 +19,8 @@ only grow, whichever process answers. A scrape costs six aggregate queries.
   the scheduler lease now (1, or 0 with an empty holder between cycles) and its fencing epoch.
 
 Access: ``GANGSCHED_METRICS_TOKEN`` (sent as ``Authorization: Bearer <token>``) or an address in
-``GANGSCHED_METRICS_ALLOW`` (comma-separated addresses or networks; default loopback only).
+``GANGSCHED_METRICS_ALLOW`` (comma-separated addresses or networks; default loopback only), the
+client's address as dashboard/client_address.py finds it (behind a trusted proxy, not the proxy's).
 Anything else is a 403: the figures name workers, lease holders and the shape of the queue.
 """
 
@@ -38,6 +39,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from dashboard.client_address import client_address
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import BindJournal, Gang, GangEvent, GangEventKind, SchedulerLease, SchedulingCycle
 from scheduler_core.models.history import BindState
@@ -140,7 +142,7 @@ def metrics_allowed(request: HttpRequest) -> bool:
         return True
     allowed = getattr(settings, "GANGSCHED_METRICS_ALLOW", DEFAULT_ALLOW)
     try:
-        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+        address = ipaddress.ip_address(client_address(request))
     except ValueError:
         return False
     networks = (

@@ -3,8 +3,6 @@ anonymous users may call). Send it as ``Authorization: Token <key>``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -12,7 +10,7 @@ from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.throttling import AnonRateThrottle
 
-from dashboard.login import locked_out_message, login_failed, login_locked, login_succeeded
+from dashboard.signin import refusal_of
 
 from .exceptions import ERRORS
 from .parsers import JSONParser
@@ -20,7 +18,8 @@ from .throttles import ProcessCacheThrottle
 
 
 class TokenThrottle(ProcessCacheThrottle, AnonRateThrottle):
-    """Password guessing is slowed per client address."""
+    """Token requests, right password or not, per client address (dashboard/client_address.py):
+    each costs a password hash."""
 
     rate = "30/min"
 
@@ -45,16 +44,14 @@ class TokenObtainApi(ObtainAuthToken):
         auth=[],
     )
     def post(self, request, *args, **kwargs):
-        # The sign-in page's failure limit (dashboard/login.py) holds here too: one count per
-        # username and address, whichever door the guesses come through.
-        username = request.data.get("username") if isinstance(request.data, Mapping) else None
-        username = username if isinstance(username, str) else ""
-        if login_locked(request, username):
-            raise Throttled(detail=locked_out_message())
+        # The sign-in limits (dashboard/signin.py) are enforced in authenticate(), as on the
+        # login pages; a refused attempt is a 429 with the reason and Retry-After, not a 400.
         try:
-            response = super().post(request, *args, **kwargs)
+            return super().post(request, *args, **kwargs)
         except ValidationError:
-            login_failed(request, username)
-            raise
-        login_succeeded(request, username)
-        return response
+            refused = refusal_of(request)
+            if refused is None:
+                raise
+        throttled = Throttled(detail=refused.message)
+        throttled.wait = refused.retry_after  # set after: DRF would add "Expected available in..."
+        raise throttled

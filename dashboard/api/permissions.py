@@ -26,7 +26,8 @@ from scheduler_core.models import Gang
 
 OPERATORS_GROUP = "operators"
 VIEW_ALL_GANGS = "scheduler_core.view_gang"
-MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+# ModelBackend with the sign-in limits (dashboard/signin.py); its permissions are ModelBackend's.
+MODEL_BACKEND = "dashboard.signin.SignInBackend"
 
 
 def sees_all_gangs(user) -> bool:

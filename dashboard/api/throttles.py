@@ -6,6 +6,8 @@ from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, BaseCache, caches
 from rest_framework.throttling import UserRateThrottle
 
+from dashboard.client_address import client_address
+
 DEFAULT_SUBMIT_RATE = "60/min"
 
 _process_cache: tuple[object, BaseCache] | None = None
@@ -27,11 +29,16 @@ def process_cache() -> BaseCache:
 
 
 class ProcessCacheThrottle:
-    """A DRF rate throttle mixin counting in ``process_cache()``."""
+    """A DRF rate throttle mixin counting in ``process_cache()``, per client address as
+    dashboard/client_address.py finds it (DRF's own ``get_ident`` believes any
+    ``X-Forwarded-For``, so a client could pick its address per request)."""
 
     @property
     def cache(self) -> BaseCache:
         return process_cache()
+
+    def get_ident(self, request) -> str:
+        return client_address(request)
 
 
 class SubmitThrottle(ProcessCacheThrottle, UserRateThrottle):

@@ -2,7 +2,8 @@
 
 The variables are listed in README.md. ``env.py`` holds the parsers, ``base.py`` Django itself,
 ``scheduler.py`` gangsched's own switches, ``celery.py`` and ``channels.py`` the Redis-backed parts,
-``security.py`` the HTTPS switches of a production site.
+``security.py`` the secret key (checked by ``secret_key.py``), the HTTPS switches of a production site,
+the sign-in limits and the trusted proxies.
 """
 
 from .base import *  # noqa: F403

@@ -9,9 +9,8 @@ from .env import parse_bool, parse_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
-# The default is only good for a laptop; the name says so wherever it leaks (logs, tracebacks).
-SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-gangsched-dev-only-change-me")
 DEBUG = parse_bool("DEBUG", os.environ.get("DEBUG"), default=False)
+# SECRET_KEY is in security.py: with DEBUG off an unset, short or published key stops startup.
 ALLOWED_HOSTS = parse_list(os.environ.get("ALLOWED_HOSTS"), "127.0.0.1,localhost")
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

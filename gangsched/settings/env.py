@@ -7,6 +7,7 @@ instead of running with a surprise default. Tests call these directly.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 
 from django.core.exceptions import ImproperlyConfigured
@@ -54,3 +55,14 @@ def parse_seconds(name: str, value: str | None, default: float) -> float:
     if not math.isfinite(seconds) or seconds < 0:
         raise ImproperlyConfigured(f"{name}={value!r} must be a finite number of seconds, 0 or more")
     return seconds
+
+
+def parse_networks(name: str, value: str | None) -> list[str]:
+    """A comma-separated list of IP addresses or networks (``10.0.0.0/8``), each checked."""
+    networks = []
+    for item in parse_list(value, ""):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an IP address or network") from None
+    return networks

@@ -8,8 +8,11 @@ cookies would never be sent back and the redirect would lead nowhere. When it is
   Kubernetes probes and Prometheus call inside the cluster over HTTP;
 - HSTS for ``GANGSCHED_HSTS_SECONDS`` (one year), subdomains included, marked preloadable;
 - the session and CSRF cookies are sent only over HTTPS;
-- ``SECRET_KEY`` must come from the environment: the laptop default would let anyone who has read
-  this repository forge sessions, so startup stops instead.
+- a good ``SECRET_KEY`` is required even with ``DEBUG`` on (see below).
+
+``SECRET_KEY`` (secret_key.py): with ``DEBUG`` off or ``GANGSCHED_HTTPS=1``, an unset, empty, short
+or published key stops every process at startup with one line saying why; the laptop default
+would let anyone who has read this repository forge sessions.
 
 Behind a proxy that terminates TLS, ``GANGSCHED_TRUST_X_FORWARDED_PROTO=1`` makes Django believe
 its ``X-Forwarded-Proto: https`` (set it only when the proxy overwrites that header, or a client
@@ -19,17 +22,19 @@ differ from the host (``https://gangsched.example.com``).
 
 import os
 
-from django.core.exceptions import ImproperlyConfigured
-
-from .env import parse_bool, parse_list
+from .base import DEBUG
+from .env import parse_bool, parse_list, parse_networks, parse_seconds
+from .secret_key import secret_key
 
 GANGSCHED_HTTPS = parse_bool("GANGSCHED_HTTPS", os.environ.get("GANGSCHED_HTTPS"))
 
+SECRET_KEY = secret_key(
+    os.environ.get("SECRET_KEY"),
+    os.environ.get("GANGSCHED_SECRET_KEY_FILE"),
+    required=not DEBUG or GANGSCHED_HTTPS,
+)
+
 if GANGSCHED_HTTPS:
-    if not os.environ.get("SECRET_KEY"):
-        raise ImproperlyConfigured(
-            "GANGSCHED_HTTPS=1 needs SECRET_KEY from the environment (50+ random chars)"
-        )
     SECURE_SSL_REDIRECT = True
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
     SECURE_HSTS_SECONDS = int(os.environ.get("GANGSCHED_HSTS_SECONDS", str(365 * 24 * 3600)))
@@ -43,10 +48,31 @@ if parse_bool("GANGSCHED_TRUST_X_FORWARDED_PROTO", os.environ.get("GANGSCHED_TRU
 
 CSRF_TRUSTED_ORIGINS = parse_list(os.environ.get("CSRF_TRUSTED_ORIGINS"), "")
 
-# Failed sign-ins (login page and token endpoint, dashboard/login.py): this many per username or
-# client address within the lockout window, then 429 until the window has passed.
-GANGSCHED_LOGIN_MAX_FAILURES = int(os.environ.get("GANGSCHED_LOGIN_MAX_FAILURES", "10"))
-GANGSCHED_LOGIN_LOCKOUT_S = int(os.environ.get("GANGSCHED_LOGIN_LOCKOUT_S", "900"))
+# Sign-in limits (dashboard/signin.py), on every door that takes a password: the login page,
+# the admin's, the API's token endpoint. Per account (username): this many failures within the
+# window lock it for LOCKOUT_S, doubling with each further lock up to LOCKOUT_MAX_S; a success
+# resets. Per client address, a soft throttle: this many failures within the window, then 429
+# with Retry-After until the window ends.
+AUTHENTICATION_BACKENDS = ["dashboard.signin.SignInBackend"]  # ModelBackend with those limits
+GANGSCHED_LOGIN_MAX_FAILURES = int(os.environ.get("GANGSCHED_LOGIN_MAX_FAILURES", "5"))
+GANGSCHED_LOGIN_FAILURE_WINDOW_S = parse_seconds(
+    "GANGSCHED_LOGIN_FAILURE_WINDOW_S", os.environ.get("GANGSCHED_LOGIN_FAILURE_WINDOW_S"), 900
+)
+GANGSCHED_LOGIN_LOCKOUT_S = parse_seconds(
+    "GANGSCHED_LOGIN_LOCKOUT_S", os.environ.get("GANGSCHED_LOGIN_LOCKOUT_S"), 60
+)
+GANGSCHED_LOGIN_LOCKOUT_MAX_S = parse_seconds(
+    "GANGSCHED_LOGIN_LOCKOUT_MAX_S", os.environ.get("GANGSCHED_LOGIN_LOCKOUT_MAX_S"), 3600
+)
+GANGSCHED_LOGIN_ADDRESS_MAX_FAILURES = int(os.environ.get("GANGSCHED_LOGIN_ADDRESS_MAX_FAILURES", "30"))
+GANGSCHED_LOGIN_ADDRESS_WINDOW_S = parse_seconds(
+    "GANGSCHED_LOGIN_ADDRESS_WINDOW_S", os.environ.get("GANGSCHED_LOGIN_ADDRESS_WINDOW_S"), 60
+)
+# X-Forwarded-For / X-Real-IP are believed only from these peers (dashboard/client_address.py):
+# comma-separated addresses or networks of your ingress or proxies; default none.
+GANGSCHED_TRUSTED_PROXIES = parse_networks(
+    "GANGSCHED_TRUSTED_PROXIES", os.environ.get("GANGSCHED_TRUSTED_PROXIES")
+)
 
 # /metrics (dashboard/metrics.py): a bearer token Prometheus sends, and/or the addresses or
 # networks that may scrape without one (comma-separated; default: loopback only).

@@ -9,8 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def manage(*args: str, drop: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess:
-    """Run ``manage.py *args`` on gangsched.settings (not the test settings), without the
+def run(command: list[str], drop: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess:
+    """Run ``command`` in the project on gangsched.settings (not the test settings), without the
     variables in ``drop`` (a trailing ``*`` drops a prefix) and with ``env`` added."""
 
     def dropped(name: str) -> bool:
@@ -18,6 +18,9 @@ def manage(*args: str, drop: tuple[str, ...] = (), **env: str) -> subprocess.Com
 
     environment = {k: v for k, v in os.environ.items() if not dropped(k)}
     environment.update(DJANGO_SETTINGS_MODULE="gangsched.settings", **env)
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True
-    )
+    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True)
+
+
+def manage(*args: str, drop: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess:
+    """``manage.py *args``, as ``run`` runs a command."""
+    return run([sys.executable, "manage.py", *args], drop=drop, **env)

@@ -33,10 +33,11 @@ def test_a_laptop_setup_fails_check_deploy_naming_each_setting():
 
 
 def test_the_https_switch_without_a_secret_key_stops_startup():
+    """Even with DEBUG on (the other cases: test_secret_key.py)."""
     env = {k: v for k, v in PRODUCTION.items() if k != "SECRET_KEY"}
-    result = manage("check", **env)
-    assert result.returncode != 0
-    assert "GANGSCHED_HTTPS=1 needs SECRET_KEY" in result.stderr
+    result = manage("check", DEBUG="1", GANGSCHED_SECRET_KEY_FILE="/nonexistent/secret_key", **env)
+    assert result.returncode == 2
+    assert result.stderr.startswith("gangsched: SECRET_KEY is not set; set SECRET_KEY to 50+ random")
 
 
 # Run inside the production settings: plain HTTP is redirected except the probes; cookies are
