@@ -1,0 +1,141 @@
+"""What a cell's answer must show: the table's outcome, the same bytes for another's gang as for
+no gang at all, no row changed by a denied write, no name of alice's gang in anything bob reads,
+and per route what the answer did (a gang created for its sender, a phase changed or not)."""
+
+from __future__ import annotations
+
+from django.apps import apps
+from django.conf import settings
+from django.db import transaction
+
+from scheduler_core.models import Gang
+from tests.security.matrix_requests import body, client, own_gang, request_kwargs, send
+from tests.security.matrix_table import HIDDEN, LOGIN, NOT_FOUND, SECRET, STAFF, Row
+from tests.security.urlmatrix import Endpoint
+
+SEES_ALICES_GANG = {"alice", "vera", "olga"}
+ACTED = {"retry": "Pending", "kill": "Killed"}
+NEVER = "no-such-gang"
+
+
+def rows_snapshot() -> dict:
+    """Every row of the scheduler's and the dashboard's tables."""
+    models = [
+        *apps.get_app_config("scheduler_core").get_models(),
+        *apps.get_app_config("dashboard").get_models(),
+    ]
+    return {model._meta.label: list(model.objects.order_by("pk").values()) for model in models}
+
+
+def check_outcome(endpoint: Endpoint, outcome, response) -> None:
+    where = f"{response.status_code} {response.get('Location', '')} {body(response)[:300]!r}"
+    if outcome is LOGIN and endpoint.is_api:
+        assert response.status_code == 401, where
+    elif outcome is LOGIN:
+        login = "/admin/login/" if endpoint.is_admin else settings.LOGIN_URL
+        assert response.status_code == 302, where
+        assert response["Location"].startswith(f"{login}?next="), where
+    else:
+        assert response.status_code in outcome.statuses, where
+    if outcome is STAFF:  # past the gate: the admin's model permissions answer, never its sign-in
+        assert not response.get("Location", "").startswith("/admin/login/"), where
+    if endpoint.is_api and outcome.denial and response.status_code >= 400:  # the API's one refusal body
+        assert set(response.json()) == {"errors"}, where
+    if outcome is NOT_FOUND:
+        reasons = [error["reason"] for error in response.json()["errors"]]
+        assert any("not found" in reason for reason in reasons), reasons
+
+
+def check_hidden(endpoint, method, browser, world, kwargs, response) -> None:
+    """Another's gang: the same bytes as the answer to the same URL once the gang does not exist,
+    and, but for the name, as the answer for a name no gang ever had."""
+    with transaction.atomic():
+        Gang.objects.filter(pk=world["gang"].pk).delete()
+        missing = send(endpoint, method, browser, world["params"], kwargs)
+        transaction.set_rollback(True)
+    never = send(endpoint, method, browser, {**world["params"], "name": NEVER}, kwargs)
+    for other in (missing, never):
+        assert other.status_code == 404
+        assert response.get("Content-Type") == other.get("Content-Type")
+    assert body(response) == body(missing)
+    assert body(response).replace(SECRET.encode(), NEVER.encode()) == body(never)
+
+
+# What a cell's answer must also show, beyond its status: (key, method, case) -> check(role, response).
+def _lists_alices_gang(role, response, world, browser) -> None:
+    assert (SECRET in response.content.decode()) is (role in SEES_ALICES_GANG)
+
+
+def _phase_after(action: str):
+    def check(role, response, world, browser) -> None:
+        world["gang"].refresh_from_db()
+        acted = response.status_code == 200
+        assert world["gang"].phase == (ACTED[action] if acted else "TimedOut")
+
+    return check
+
+
+def _owned_by_sender(role, response, world, browser) -> None:
+    submitters = Gang.objects.filter(namespace="ml", name=own_gang(role)).values_list("submitter", flat=True)
+    assert list(submitters) == [role]
+
+
+def _counts_visible_gangs(role, response, world, browser) -> None:
+    counted = response.json()["gangsByPhase"]
+    assert sum(counted.values()) == (1 if role in SEES_ALICES_GANG else 0), f"gangsByPhase {counted}"
+
+
+def _page_action_message(role, response, world, browser) -> None:
+    messages = [str(m) for m in browser.get(response["Location"]).context["messages"]]
+    assert messages == [PAGE_ACTION_MESSAGES[role]]
+    world["gang"].refresh_from_db()
+    assert world["gang"].phase == ("Killed" if role in ("alice", "olga") else "TimedOut")
+
+
+PAGE_ACTION_MESSAGES = {
+    "alice": f"ml/{SECRET}: killed",
+    "olga": f"ml/{SECRET}: killed",
+    "bob": f"ml/{SECRET}: not found",
+    "vera": f"ml/{SECRET}: you may kill only your own gangs without the kill_gang permission",
+}
+
+
+def _signed_in(role, response, world, browser) -> None:
+    assert response.wsgi_request.user.is_authenticated is (response.status_code == 302)
+
+
+CHECKS = {
+    ("api:gangs", "GET", "default"): _lists_alices_gang,
+    ("api:events", "GET", "default"): _lists_alices_gang,
+    ("api:events", "GET", "gang-filter"): _lists_alices_gang,
+    ("dashboard:gangs", "GET", "default"): _lists_alices_gang,
+    ("dashboard:timed-out", "GET", "default"): _lists_alices_gang,
+    ("api:gang-retry", "POST", "default"): _phase_after("retry"),
+    ("api:gang-kill", "POST", "default"): _phase_after("kill"),
+    ("api:gangs", "POST", "default"): _owned_by_sender,
+    ("api:manifests", "POST", "default"): _owned_by_sender,
+    ("api:cluster", "GET", "default"): _counts_visible_gangs,
+    ("dashboard:gang-action", "POST", "default"): _page_action_message,
+    ("login", "POST", "default"): _signed_in,
+}
+
+
+def ask(endpoint: Endpoint, row: Row, role: str, world: dict) -> None:
+    """One cell: one request (two for HIDDEN), and every check above that applies to it."""
+    outcome = row.expect[role]
+    browser = client(endpoint, world["users"][role])
+    kwargs = request_kwargs(row.key, row.method, row.case, role)
+    before = rows_snapshot() if outcome.denial and row.method != "GET" else None
+
+    response = send(endpoint, row.method, browser, world["params"], kwargs)
+
+    check_outcome(endpoint, outcome, response)
+    if before is not None:
+        assert rows_snapshot() == before, "a denied write changed rows"
+    if outcome is HIDDEN:
+        check_hidden(endpoint, row.method, browser, world, kwargs, response)
+    if role == "bob" and 200 <= response.status_code < 300:
+        assert SECRET not in body(response).decode(errors="replace"), "bob read alice's gang"
+    check = CHECKS.get((row.key, row.method, row.case))
+    if check is not None and outcome is not LOGIN:  # signing in first is all LOGIN says
+        check(role, response, world, browser)

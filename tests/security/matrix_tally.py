@@ -1,0 +1,39 @@
+"""What the authorization matrix asked and saw in this run, for its report: the last test of
+test_matrix.py checks it, and tests/security/conftest.py prints it after the run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Tally:
+    cells: set[str] = field(default_factory=set)  # ids of the cells asked
+    passed: set[str] = field(default_factory=set)  # ... whose answer was the table's
+    denials: set[str] = field(default_factory=set)  # ids of the cells whose answer is a denial
+    pending: set[str] = field(default_factory=set)  # xfail cells, waiting for issue 17 A1
+
+    def line(self) -> str:
+        denied = len(self.denials & self.passed)
+        share = f"{denied / len(self.denials):.0%}" if self.denials else "-"
+        line = (
+            f"authorization matrix: {len(self.cells)} cells, {len(self.passed)} as the table says; "
+            f"{denied} of {len(self.denials)} expected denials denied ({share})"
+        )
+        return line + (f"; {len(self.pending)} cells xfail until issue 17 A1" if self.pending else "")
+
+
+TALLY = Tally()
+
+
+def asked(cell: str, outcome, *, pending: bool = False) -> None:
+    if pending:
+        TALLY.pending.add(cell)
+        return
+    TALLY.cells.add(cell)
+    if outcome.denial:
+        TALLY.denials.add(cell)
+
+
+def answered(cell: str) -> None:
+    TALLY.passed.add(cell)

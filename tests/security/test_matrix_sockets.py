@@ -1,0 +1,111 @@
+"""The authorization matrix's websocket cells (matrix_table.SOCKET_TABLE): every route of the ASGI
+router, as each role, through the whole application (origin check, session, routing) on the
+real channel layer. Connecting; subscribing to and unsubscribing from alice's gang, where bob
+gets the very answer a gang that does not exist gets (asked again once her gang is deleted);
+and receiving her gang's events, which reach everyone who may see it and never bob."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from django.contrib.auth.models import Permission, User
+
+from scheduler_core.events import events_publish
+from scheduler_core.models import Gang
+from scheduler_core.services.operator import gang_retry
+from tests.cast import make_gang
+from tests.conftest import operators_group
+from tests.live.conftest import _close_thread_connections, communicator, logged_in  # noqa: F401
+from tests.security import matrix_tally
+from tests.security.matrix_table import LOGIN, OK, ROLES, SECRET, SOCKET_TABLE
+from tests.security.urlmatrix import socket_routes
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+KEY = f"ml/{SECRET}"
+CLOSE_UNAUTHENTICATED = 4401
+CELLS = SOCKET_TABLE["ws/gangs/"]
+
+
+def test_the_socket_table_covers_every_route():
+    assert [route.route for route in socket_routes()] == list(SOCKET_TABLE)
+
+
+def the_cast() -> dict[str, User | None]:
+    """The roles with a session each, and alice's gang (timed out: olga may retry it)."""
+    users = {"anonymous": None}
+    for name in ROLES[1:]:
+        users[name] = User.objects.create_user(name, password=f"{name}-pass-123")
+    users["vera"].user_permissions.add(Permission.objects.get(codename="view_gang"))
+    users["olga"].groups.add(operators_group())
+    make_gang("ml", SECRET, submitter="alice")
+    Gang.objects.filter(namespace="ml", name=SECRET).update(phase="TimedOut")
+    events_publish()  # her gang's "created" goes out before any socket listens
+    return {name: user and logged_in(user) for name, user in users.items()}
+
+
+def retry_alices_gang() -> None:
+    gang_retry(gang=Gang.objects.get(namespace="ml", name=SECRET), by="olga")
+    assert events_publish() == 1
+
+
+def delete_alices_gang() -> None:
+    Gang.objects.filter(namespace="ml", name=SECRET).delete()
+
+
+async def ask(comm, message: dict) -> dict:
+    await comm.send_json_to(message)
+    return await comm.receive_json_from(timeout=3)
+
+
+async def cells_of(role: str, comm) -> dict[str, bool]:
+    """connect, subscribe, unsubscribe, and subscribe again (for the events) on one socket."""
+    connected, _ = await comm.connect()
+    if CELLS["connect"][role] is LOGIN:  # accepted, then closed: "sign in again", not a drop
+        closed = await comm.receive_output(timeout=3)
+        return {"connect": connected and closed == {"type": "websocket.close", "code": CLOSE_UNAUTHENTICATED}}
+    seen = {"connect": connected and await comm.receive_nothing(timeout=0.2)}
+    for action in ("subscribe", "unsubscribe"):
+        reply = await ask(comm, {action: KEY})
+        seen[action] = reply == ({f"{action}d": KEY} if CELLS[action][role] is OK else hidden_reply(action))
+    await ask(comm, {"subscribe": KEY})
+    return seen
+
+
+def hidden_reply(action: str) -> dict:
+    return {"error": f"cannot {action}: gang not found", action: KEY}
+
+
+async def test_socket_cells():
+    users = await database_sync_to_async(the_cast)()
+    seen: dict[tuple[str, str], bool] = {}
+    sockets = {role: communicator(users[role]) for role in ROLES}
+    for role in ROLES:
+        seen.update({(action, role): ok for action, ok in (await cells_of(role, sockets[role])).items()})
+
+    await database_sync_to_async(retry_alices_gang)()
+    for role in ROLES[1:]:  # "receive": her gang's event reaches those who may see it, once
+        kinds = []
+        while not await sockets[role].receive_nothing(timeout=0.5):
+            kinds.append((await sockets[role].receive_json_from())["kind"])
+        seen[("receive", role)] = kinds == ([] if role == "bob" else ["retried"])
+        await sockets[role].disconnect()
+
+    # bob's answers were those of a gang that does not exist: ask again once it does not.
+    await database_sync_to_async(delete_alices_gang)()
+    comm = communicator(users["bob"])
+    assert (await comm.connect())[0]
+    for action in ("subscribe", "unsubscribe"):
+        assert await ask(comm, {action: KEY}) == hidden_reply(action)
+    await comm.disconnect()
+
+    for (action, role), ok in seen.items():
+        cell = f"ws/gangs/ {action} default {role}"
+        matrix_tally.asked(cell, CELLS[action][role])
+        if ok:
+            matrix_tally.answered(cell)
+    wrong = sorted(cell for cell, ok in seen.items() if not ok)
+    assert wrong == [], wrong
+    assert {cell for cell in seen} == {
+        (action, role) for action, row in CELLS.items() for role, outcome in row.items() if outcome
+    }
