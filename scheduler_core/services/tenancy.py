@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 #: The permission that lets a user change every tenant's gangs and pods (operators).
@@ -50,8 +51,13 @@ class Actor:
         return self.changes_all or (bool(submitter) and submitter == self.username)
 
     def require(self, submitter: str, key: str) -> None:
-        if not self.may_change(submitter):
-            raise NotFound(f"{key} not found")
+        """Refuse a change of another's object: as not found, or, to a viewer who sees every
+        gang anyway, as forbidden (the API's 403, as for a viewer's retry or kill)."""
+        if self.may_change(submitter):
+            return
+        if self.sees_all:
+            raise PermissionDenied(f"you may not change {key}")
+        raise NotFound(f"{key} not found")
 
     def taken(self, submitter: str, key: str) -> ValueError:
         """The error for creating ``key`` when it exists: "already exists" to whoever may see

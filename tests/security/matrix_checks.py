@@ -43,7 +43,7 @@ def check_outcome(endpoint: Endpoint, outcome, response) -> None:
         assert set(response.json()) == {"errors"}, where
     if outcome is NOT_FOUND:
         reasons = [error["reason"] for error in response.json()["errors"]]
-        assert any("not found" in reason for reason in reasons), reasons
+        assert any("not found" in reason.lower() for reason in reasons), reasons
 
 
 def check_hidden(endpoint, method, browser, world, kwargs, response) -> None:

@@ -23,7 +23,7 @@ from tests.cast import make_gang
 from tests.security import matrix_tally
 from tests.security.matrix_checks import ask, check_outcome, rows_snapshot
 from tests.security.matrix_requests import PARAMS, PARAMS_BY_KEY, client, send
-from tests.security.matrix_table import ISSUE_17_A1, ROLES, SECRET, TABLE, admin_expect, unserved_expect
+from tests.security.matrix_table import ROLES, SECRET, TABLE, admin_expect, unserved_expect
 from tests.security.urlmatrix import METHODS, endpoints
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,6 @@ pytestmark = pytest.mark.django_db
 ENDPOINTS = {endpoint.key: endpoint for endpoint in endpoints()}
 ADMIN = [endpoint for endpoint in ENDPOINTS.values() if endpoint.is_admin]
 PLOT = PARAMS_BY_KEY["dashboard:simulation-plot"]["name"]
-XFAIL = pytest.mark.xfail(strict=True, reason=ISSUE_17_A1)
 
 
 @pytest.fixture
@@ -57,14 +56,11 @@ def cell_name(key: str, method: str, case: str, role: str) -> str:
 
 
 def _rows():
-    """One test per row, its roles asked in turn; a cell waiting for issue 17 A1 on its own."""
+    """One test per row, its roles asked in turn."""
     for row in TABLE:
-        now = tuple(role for role, _ in row.cells() if role not in row.xfail)
-        name = f"{row.key}-{row.method}-{row.case}"
-        if now:
-            yield pytest.param(row, now, id=name)
-        for role in sorted(row.xfail):
-            yield pytest.param(row, (role,), id=f"{name}-{role}", marks=XFAIL)
+        yield pytest.param(
+            row, tuple(role for role, _ in row.cells()), id=f"{row.key}-{row.method}-{row.case}"
+        )
 
 
 @pytest.mark.parametrize(("row", "roles"), list(_rows()))
@@ -73,7 +69,7 @@ def test_row(world, row, roles):
     failures = []
     for role in roles:
         cell = cell_name(row.key, row.method, row.case, role)
-        matrix_tally.asked(cell, row.expect[role], pending=role in row.xfail)
+        matrix_tally.asked(cell, row.expect[role])
         try:
             with transaction.atomic():
                 ask(ENDPOINTS[row.key], row, role, world)
@@ -144,6 +140,6 @@ def test_the_matrix_report():
     a denial (a cell that failed was asked but not answered, and shows here)."""
     tally = matrix_tally.TALLY
     table = {cell_name(row.key, row.method, row.case, role) for row in TABLE for role, _ in row.cells()}
-    if not table <= tally.cells | tally.pending:
+    if not table <= tally.cells:
         pytest.skip("a partial run: the report needs the whole table")
     assert tally.denials <= tally.passed, tally.line()

@@ -154,7 +154,7 @@ def test_an_operator_may_change_any_gang_and_is_named(trainer, as_olga):
 def test_a_viewer_sees_but_may_not_change(trainer, as_vera):
     before = snapshot()
     response = as_vera.post(URL, podgroup(min_member=1), content_type=YAML)
-    assert response.status_code == 404
+    assert response.status_code == 403  # she sees the gang: forbidden, as her retry or kill
     assert snapshot() == before
 
 
