@@ -1,0 +1,199 @@
+"""YuniKorn applications declared by their first pod, through apply and the scheduling cycle.
+
+Each test re-expresses a case of YuniKorn's end-to-end gang tests, apache/yunikorn-k8shim
+``test/e2e/gang_scheduling/gang_scheduling_test.go``, named in its docstring. The pods are applied
+as ``manage.py apply`` does (``manifests_apply``) and scheduled by ``cycle_run`` against the
+database and the simulated cluster; the placeholder timeout is reached by moving the
+application's creation back, never by waiting.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+
+from scheduler_core.declarations.apply import manifests_apply
+from scheduler_core.models import Gang, GangEvent, Member
+from scheduler_core.services.cycle import cycle_run
+
+from .factories import make_nodes
+
+pytestmark = pytest.mark.django_db
+
+APP = "app-0001"
+TG = "yunikorn.apache.org/"
+
+
+@pytest.fixture(autouse=True)
+def no_cycle_trigger(monkeypatch):
+    monkeypatch.setattr("scheduler_core.tasks.cycle_trigger", lambda: True)
+
+
+def task_group(name: str, min_member: int, cpu: str = "1", **extra) -> dict:
+    return {"name": name, "minMember": min_member, "minResource": {"cpu": cpu, "memory": "1Gi"}, **extra}
+
+
+def app_pod(
+    name: str, *, groups: list[dict] | None = None, group: str | None = None, policy: str = ""
+) -> dict:
+    """A pod of the application: with the definition (``groups``), in a task group (``group``), or both."""
+    annotations = {}
+    if groups is not None:
+        annotations[TG + "task-groups"] = json.dumps(groups)
+    if group is not None:
+        annotations[TG + "task-group-name"] = group
+    if policy:
+        annotations[TG + "schedulingPolicyParameters"] = policy
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "labels": {"applicationId": APP},
+            "annotations": annotations,
+        },
+        "spec": {
+            "schedulerName": "gangsched",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+        },
+    }
+
+
+def placeholders(gang_name: str | None = None):
+    members = Member.objects.filter(annotations__contains={TG + "placeholder": "true"})
+    return members.filter(gang__name=gang_name) if gang_name else members
+
+
+def gang(name: str) -> Gang:
+    return Gang.objects.get(namespace="ns", name=name)
+
+
+def time_passes(seconds: float) -> None:
+    """The application was created ``seconds`` ago (its placeholder timer started then)."""
+    for row in Gang.objects.filter(application=APP):
+        Gang.objects.filter(pk=row.pk).update(created=row.created - timedelta(seconds=seconds))
+
+
+def test_the_originator_pod_reserves_its_task_group_then_real_pods_replace_the_placeholders():
+    """Verify_Annotation_TaskGroup_Def: one pod outside any task group carries the definition
+    (groupa, minMember 5); 5 placeholders are created and allocated with it, the application runs;
+    then 5 real pods of groupa are applied: the placeholders are gone and the real pods run."""
+    make_nodes(2)  # 8 CPUs: the originator and 5 placeholders fit
+    groups = [task_group("groupa", 5)]
+    result = manifests_apply([app_pod("originator", groups=groups)])
+    assert "gang ns/app-0001-groupa created" in result.lines and "gang ns/app-0001 created" in result.lines
+    assert sorted(placeholders().values_list("name", flat=True)) == [
+        f"tg-app-0001-groupa-{i}" for i in range(5)
+    ]
+    assert gang("app-0001").group.members == ["ns/app-0001", "ns/app-0001-groupa"]
+
+    cycle_run(holder="test")
+    assert placeholders().filter(node__isnull=False).count() == 5  # reserved at once
+    assert Member.objects.get(name="originator").node is not None  # the application runs
+    held = Counter(placeholders().values_list("node", flat=True))
+
+    manifests_apply([app_pod(f"real-{i}", group="groupa") for i in range(5)])
+    assert placeholders().count() == 5  # still held: the real pods take them over in the cycle
+    cycle_run(holder="test")
+    assert not placeholders().exists()
+    real = Member.objects.filter(name__startswith="real-")
+    assert real.filter(node__isnull=False).count() == 5
+    assert Counter(real.values_list("node", flat=True)) == held  # each took a placeholder's node
+    assert gang("app-0001-groupa").satisfied
+
+
+def test_real_pods_of_several_task_groups_run_where_their_placeholders_were():
+    """Verify_Multiple_TaskGroups_Nodes: three task groups reserved by the originator; the real
+    pods of each task group are placed with the node distribution of that task group's
+    placeholders."""
+    make_nodes(3, cpu=4)
+    groups = [task_group("groupa", 1, cpu="2"), task_group("groupb", 2), task_group("groupc", 3)]
+    manifests_apply([app_pod("originator", groups=groups)])
+    cycle_run(holder="test")
+    assert placeholders().filter(node__isnull=False).count() == 6
+    by_group = {
+        name: Counter(placeholders(f"app-0001-{name}").values_list("node", flat=True))
+        for name in ("groupa", "groupb", "groupc")
+    }
+
+    real = [app_pod(f"{g['name']}-{i}", group=g["name"]) for g in groups for i in range(g["minMember"])]
+    manifests_apply(real)
+    cycle_run(holder="test")
+    assert not placeholders().exists()
+    for name, nodes in by_group.items():
+        placed = Counter(Member.objects.filter(name__startswith=f"{name}-").values_list("node", flat=True))
+        assert placed == nodes, name
+
+
+def test_a_task_group_with_more_pods_than_min_member_runs_them_all():
+    """Verify_TG_with_More_Than_minMembers: six pods of groupa (minMember 3), each carrying the
+    definition: the task group is complete with real pods, so no placeholder is needed, and all
+    six run."""
+    make_nodes(2)
+    groups = [task_group("groupa", 3)]
+    manifests_apply([app_pod(f"job-{i}", groups=groups, group="groupa") for i in range(6)])
+    assert not placeholders().exists()
+    cycle_run(holder="test")
+    assert Member.objects.filter(gang__name="app-0001-groupa", node__isnull=False).count() == 6
+
+
+def test_soft_style_releases_the_placeholders_after_the_timeout_and_the_pods_run():
+    """Verify_Default_GS_Style: groupa (3 placeholders) and groupb (1 placeholder, a node
+    selector no node has) with placeholderTimeoutInSeconds=20 and the default Soft style; the
+    job's 3 pods carry the definition outside the task groups. Nothing runs while the
+    application reserves; after the timeout the placeholders are released and the 3 pods run."""
+    make_nodes(2)
+    groups = [task_group("groupa", 3), task_group("groupb", 1, nodeSelector={"no-such": "label"})]
+    manifests_apply(
+        [app_pod(f"job-{i}", groups=groups, policy="placeholderTimeoutInSeconds=20") for i in range(3)]
+    )
+    assert placeholders().count() == 4
+    cycle_run(holder="test")
+    assert not Member.objects.filter(node__isnull=False).exists()  # still reserving (Accepted)
+
+    time_passes(21)
+    cycle_run(holder="test")
+    assert not placeholders().exists()
+    assert Member.objects.filter(name__startswith="job-", node__isnull=False).count() == 3
+    assert all(g.fallen_back for g in Gang.objects.filter(application=APP))
+    assert GangEvent.objects.filter(gang=gang("app-0001"), kind="fell_back").exists()
+
+
+def test_hard_style_fails_the_application_after_the_timeout():
+    """Verify_Hard_GS_Failed_State: groupa cannot be placed (its node selector matches no node),
+    groupb can; with gangSchedulingStyle=Hard the application is Accepted (nothing runs) until
+    the placeholder timeout, then it fails and its placeholders are released."""
+    make_nodes(2)
+    groups = [task_group("groupa", 3, nodeSelector={"no-such": "label"}), task_group("groupb", 3)]
+    policy = "placeholderTimeoutInSeconds=20 gangSchedulingStyle=Hard"
+    manifests_apply([app_pod("originator", groups=groups, policy=policy)])
+    cycle_run(holder="test")
+    assert not Member.objects.filter(node__isnull=False).exists()
+
+    time_passes(21)
+    cycle_run(holder="test")
+    assert not placeholders().exists()
+    assert set(Gang.objects.filter(application=APP).values_list("phase", flat=True)) == {"Failed"}
+    assert "gangSchedulingStyle=Hard" in gang("app-0001-groupb").message
+    cycle_run(holder="test")
+    assert Member.objects.get(name="originator").node is None
+
+
+def test_real_pods_applied_while_the_application_reserves_take_the_placeholders_places():
+    """Verify_Annotation_TaskGroup_Def, with the real pods arriving before the placeholders are
+    allocated (no node yet): each real pod replaces a waiting placeholder, so the task group is
+    never counted twice, and the application is placed whole once nodes come."""
+    groups = [task_group("groupa", 3)]
+    manifests_apply([app_pod("originator", groups=groups)])
+    manifests_apply([app_pod("real-0", group="groupa"), app_pod("real-1", group="groupa")])
+    cycle_run(holder="test")
+    assert list(placeholders().values_list("name", flat=True)) == ["tg-app-0001-groupa-0"]
+    assert gang("app-0001-groupa").members.count() == 3
+
+    make_nodes(1)
+    cycle_run(holder="test")
+    assert Member.objects.filter(gang__application=APP, node__isnull=False).count() == 4
