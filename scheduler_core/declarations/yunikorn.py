@@ -95,7 +95,8 @@ def _application(labels: dict[str, str], annotations: dict[str, str], field: str
             if key in values:
                 return values[key], v.join(field, kind, key)
     raise v.DeclarationError(
-        v.join(field, "labels", "applicationId"), "a YuniKorn task group member needs the applicationId label"
+        v.join(field, "labels", "applicationId"),
+        "a pod with YuniKorn task-group annotations needs the applicationId label",
     )
 
 
