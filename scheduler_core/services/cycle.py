@@ -114,6 +114,8 @@ def timeouts_sweep(*, holder: str, backend: ClusterBackend | None = None) -> int
     if lease is None:
         return 0
     try:
+        with fenced(lease):
+            placeholders_reconcile(backend=backend or get_backend())  # YuniKorn's application timer
         with transaction.atomic():
             snapshot = build_snapshot()
         result = sweep_timeouts(snapshot, time.time(), engine_config())

@@ -10,11 +10,14 @@ nothing. Before each cycle, ``placeholders_reconcile`` does what YuniKorn does w
    held, and that placeholder is removed (YuniKorn's replacement), provided the placeholder's
    requests cover the real member's and the node passes its filters; otherwise the real member
    is scheduled as an ordinary pod of a satisfied gang;
-2. ``placeholderTimeoutInSeconds`` after the application's creation (when YuniKorn's shim
-   creates the placeholders and starts their timer), an application whose task groups are not
-   all satisfied gives its placeholders back: Soft, its gangs fall back and its pods are
+2. ``placeholderTimeoutInSeconds`` after the application is first seen here (YuniKorn's shim
+   starts the timer when it creates the placeholders), an application whose task groups are
+   not all satisfied gives its placeholders back: Soft, its gangs fall back and its pods are
    scheduled one by one; Hard, its gangs fail. A satisfied application's placeholders that
-   real members have not replaced by then are released too, and it keeps running.
+   real members have not replaced by then are released too, and it keeps running. The timer is
+   the gangs' ``wait_started``, started here for the whole application at once (the engine
+   starts a gang's only when a member can be placed, which a task group whose node selector
+   matches no node never reaches); retrying a gang resets it.
 
 Only gangs read from YuniKorn annotations have placeholders; with none, this is one query.
 """
@@ -25,11 +28,12 @@ import logging
 from collections import defaultdict
 from datetime import timedelta
 
+from django.db.models import Q
 from django.utils import timezone
 
 from scheduler_core.cluster.base import BindOutcome, BindRequest, ClusterBackend
 from scheduler_core.declarations.yunikorn import SOURCE
-from scheduler_core.declarations.yunikorn_apps import is_placeholder
+from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER, is_placeholder
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.filters import NodeFilter
 from scheduler_core.engine.model import GangPhase, TimeoutStyle
@@ -52,13 +56,18 @@ def placeholders_reconcile(*, backend: ClusterBackend, now=None) -> None:
     if not gangs:
         return
     members: dict[int, list[Member]] = defaultdict(list)
-    for member in Member.objects.filter(gang__in=gangs, phase__in=ACTIVE_MEMBER_PHASES).order_by("name"):
+    # Only what a replacement or a release can touch: placeholders, and members still waiting.
+    rows = Member.objects.filter(gang__in=gangs, phase__in=ACTIVE_MEMBER_PHASES).filter(
+        Q(annotations__contains={PLACEHOLDER: "true"}) | Q(node__isnull=True)
+    )
+    for member in rows.order_by("name"):
         members[member.gang_id].append(member)
     apps: dict[tuple[str, str], list[Gang]] = defaultdict(list)
     for gang in gangs:
         apps[gang.namespace, gang.application].append(gang)
     events: list[dict] = []
     for app_gangs in apps.values():
+        _clock_start(app_gangs, now)
         if _timed_out(app_gangs, now):
             _time_out(app_gangs, members, events)
             continue
@@ -67,11 +76,20 @@ def placeholders_reconcile(*, backend: ClusterBackend, now=None) -> None:
     events_record_many(events)
 
 
+def _clock_start(app_gangs: list[Gang], now) -> None:
+    idle = [g for g in app_gangs if g.wait_started is None and g.phase == GangPhase.PENDING.value]
+    if idle:
+        Gang.objects.filter(pk__in=[g.pk for g in idle]).update(wait_started=now)
+        for gang in idle:
+            gang.wait_started = now
+
+
 def _timed_out(app_gangs: list[Gang], now) -> bool:
     wait = app_gangs[0].wait_seconds
-    if wait is None:
+    started = [g.wait_started for g in app_gangs if g.wait_started is not None]
+    if wait is None or not started:
         return False
-    return now >= min(gang.created for gang in app_gangs) + timedelta(seconds=wait)
+    return now >= min(started) + timedelta(seconds=wait)
 
 
 def _time_out(app_gangs: list[Gang], members: dict[int, list[Member]], events: list[dict]) -> None:

@@ -4,7 +4,7 @@ Each test re-expresses a case of YuniKorn's end-to-end gang tests, apache/yuniko
 ``test/e2e/gang_scheduling/gang_scheduling_test.go``, named in its docstring. The pods are applied
 as ``manage.py apply`` does (``manifests_apply``) and scheduled by ``cycle_run`` against the
 database and the simulated cluster; the placeholder timeout is reached by moving the
-application's creation back, never by waiting.
+application's placeholder timer back, never by waiting.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.models import Gang, GangEvent, Member
-from scheduler_core.services.cycle import cycle_run
+from scheduler_core.services.cycle import cycle_run, timeouts_sweep
 
 from .factories import make_nodes
 
@@ -73,9 +73,9 @@ def gang(name: str) -> Gang:
 
 
 def time_passes(seconds: float) -> None:
-    """The application was created ``seconds`` ago (its placeholder timer started then)."""
-    for row in Gang.objects.filter(application=APP):
-        Gang.objects.filter(pk=row.pk).update(created=row.created - timedelta(seconds=seconds))
+    """The application's placeholder timer started ``seconds`` earlier than it did."""
+    for row in Gang.objects.filter(application=APP, wait_started__isnull=False):
+        Gang.objects.filter(pk=row.pk).update(wait_started=row.wait_started - timedelta(seconds=seconds))
 
 
 def test_the_originator_pod_reserves_its_task_group_then_real_pods_replace_the_placeholders():
@@ -197,3 +197,42 @@ def test_real_pods_applied_while_the_application_reserves_take_the_placeholders_
     make_nodes(1)
     cycle_run(holder="test")
     assert Member.objects.filter(gang__application=APP, node__isnull=False).count() == 4
+
+
+def test_the_placeholder_timeout_is_also_kept_between_cycles():
+    """Verify_Default_GS_Style, with the timeout reached by the sweep that runs between cycles:
+    the Soft application gives its placeholders back before any cycle could place one of them
+    alone, and the next cycle runs its pods."""
+    make_nodes(2)
+    groups = [task_group("groupa", 2), task_group("groupb", 1, nodeSelector={"no-such": "label"})]
+    manifests_apply([app_pod("job-0", groups=groups, policy="placeholderTimeoutInSeconds=20")])
+    cycle_run(holder="test")
+    time_passes(21)
+    timeouts_sweep(holder="sweep")
+    assert not placeholders().exists()
+    assert all(g.fallen_back for g in Gang.objects.filter(application=APP))
+    cycle_run(holder="test")
+    assert Member.objects.get(name="job-0").node is not None
+
+
+def test_a_running_application_releases_the_placeholders_no_real_pod_replaced():
+    """yunikorn-core ``TestTimeoutPlaceholderAllocReleased`` (pkg/scheduler/objects/
+    application_test.go; no e2e case covers it): the reservation completed and the application
+    runs, but only 1 of groupa's 3 real pods came within the timeout; the 2 placeholders left
+    are released and the application keeps running."""
+    make_nodes(1)
+    manifests_apply(
+        [app_pod("originator", groups=[task_group("groupa", 3)], policy="placeholderTimeoutInSeconds=60")]
+    )
+    cycle_run(holder="test")
+    manifests_apply([app_pod("real-0", group="groupa")])
+    cycle_run(holder="test")
+    assert placeholders().count() == 2 and Member.objects.get(name="real-0").node == "n0"
+
+    time_passes(61)
+    cycle_run(holder="test")
+    assert not placeholders().exists()
+    assert Member.objects.filter(node="n0").count() == 2  # the originator and real-0 run on
+    tasks = gang("app-0001-groupa")
+    assert tasks.satisfied and not tasks.fallen_back and tasks.phase != "Failed"
+    assert GangEvent.objects.filter(gang=tasks, kind="released", reason__contains="2 placeholders").exists()
