@@ -17,7 +17,10 @@ nothing. Before each cycle, ``placeholders_reconcile`` does what YuniKorn does w
    real members have not replaced by then are released too, and it keeps running. The timer is
    the gangs' ``wait_started``, started here for the whole application at once (the engine
    starts a gang's only when a member can be placed, which a task group whose node selector
-   matches no node never reaches); retrying a gang resets it.
+   matches no node never reaches); retrying a gang resets it;
+3. an application whose pods outside task groups (its originator) are gone, their gang deleted
+   or left without a pod, releases its placeholders, as YuniKorn cleans them up when the
+   originator pod is deleted.
 
 Only gangs read from YuniKorn annotations have placeholders; with none, this is one query.
 """
@@ -50,6 +53,7 @@ def placeholders_reconcile(*, backend: ClusterBackend, now=None) -> None:
     now = now or timezone.now()
     gangs = list(
         Gang.objects.filter(source_format=SOURCE, provisional=False)
+        .select_related("group")
         .exclude(application="")
         .exclude(phase__in=DONE_PHASES)
     )
@@ -71,6 +75,11 @@ def placeholders_reconcile(*, backend: ClusterBackend, now=None) -> None:
         if _timed_out(app_gangs, now):
             _time_out(app_gangs, members, events)
             continue
+        if _originator_gone(app_gangs, members):
+            _release_all(
+                app_gangs, members, events, "the application's pods outside its task groups are gone"
+            )
+            continue
         for gang in app_gangs:
             _swap(gang, members[gang.pk], backend, events)
     events_record_many(events)
@@ -90,6 +99,27 @@ def _timed_out(app_gangs: list[Gang], now) -> bool:
     if wait is None or not started:
         return False
     return now >= min(started) + timedelta(seconds=wait)
+
+
+def _originator_gone(app_gangs: list[Gang], members: dict[int, list[Member]]) -> bool:
+    """Was the application declared by a pod outside its task groups, which is gone now?"""
+    if not any(is_placeholder(m.annotations) for gang in app_gangs for m in members[gang.pk]):
+        return False
+    namespace, app = app_gangs[0].namespace, app_gangs[0].application
+    group = next((gang.group for gang in app_gangs if gang.group is not None), None)
+    if group is None or f"{namespace}/{app}" not in group.members:
+        return False  # declared by a task group's member: no originator to lose
+    return not Member.objects.filter(gang__namespace=namespace, gang__name=app).exists()
+
+
+def _release_all(
+    app_gangs: list[Gang], members: dict[int, list[Member]], events: list[dict], why: str
+) -> None:
+    for gang in app_gangs:
+        held = [m.pk for m in members[gang.pk] if is_placeholder(m.annotations)]
+        if held:
+            Member.objects.filter(pk__in=held).delete()
+            events.append(_event(gang, GangEventKind.RELEASED, f"{len(held)} placeholders: {why}"))
 
 
 def _time_out(app_gangs: list[Gang], members: dict[int, list[Member]], events: list[dict]) -> None:

@@ -18,6 +18,7 @@ import pytest
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.models import Gang, GangEvent, Member
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
+from scheduler_core.services.delete import gang_delete, pods_remove
 
 from .factories import make_nodes
 
@@ -236,3 +237,40 @@ def test_a_running_application_releases_the_placeholders_no_real_pod_replaced():
     tasks = gang("app-0001-groupa")
     assert tasks.satisfied and not tasks.fallen_back and tasks.phase != "Failed"
     assert GangEvent.objects.filter(gang=tasks, kind="released", reason__contains="2 placeholders").exists()
+
+
+@pytest.mark.parametrize(
+    "delete",
+    [
+        lambda: pods_remove([("ns", "originator")]),  # the pod, removed for good
+        lambda: gang_delete(namespace="ns", name="app-0001"),  # the application's own gang
+    ],
+    ids=["pod", "gang"],
+)
+def test_deleting_the_originator_releases_the_placeholders(delete):
+    """Verify_Originator_Deletion_Trigger_Placeholders_Cleanup: the originator carries the
+    definition (groupa placeholders allocated, groupb's cannot be: no node matches its
+    selector); deleting it deletes the placeholders, and the application holds nothing."""
+    make_nodes(1)
+    groups = [task_group("groupa", 2), task_group("groupb", 1, nodeSelector={"no-such": "label"})]
+    manifests_apply([app_pod("originator", groups=groups)])
+    cycle_run(holder="test")
+    assert placeholders().count() == 3
+    delete()
+    cycle_run(holder="test")
+    assert not placeholders().exists()
+    assert not Member.objects.filter(gang__application=APP).exists()
+    assert GangEvent.objects.filter(
+        gang=gang("app-0001-groupa"), reason__contains="outside its task groups"
+    ).exists()
+
+
+def test_placeholders_stay_while_the_originator_is_there_and_after_it_succeeded():
+    """The counterpart of Verify_Originator_Deletion_Trigger_Placeholders_Cleanup: an originator
+    that exists (here: finished) keeps its application's placeholders until the timeout."""
+    make_nodes(1)
+    manifests_apply([app_pod("originator", groups=[task_group("groupa", 2)])])
+    cycle_run(holder="test")
+    Member.objects.filter(name="originator").update(phase="Succeeded")
+    cycle_run(holder="test")
+    assert placeholders().filter(node__isnull=False).count() == 2
