@@ -1,13 +1,12 @@
 """What applying a YuniKorn application writes: its gangs, its gang group and its placeholders,
 whichever of its pods carries the definition and in whatever order they come."""
 
-import json
-
 import pytest
 
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.models import Gang, GangGroup, Member
+from tests.cast import yunikorn_pod
 
 pytestmark = pytest.mark.django_db
 
@@ -15,20 +14,7 @@ GROUPS = [{"name": "driver", "minMember": 1}, {"name": "exec", "minMember": 2, "
 
 
 def pod(name: str, *, definition: bool = False, group: str | None = None) -> dict:
-    annotations = {"yunikorn.apache.org/task-groups": json.dumps(GROUPS)} if definition else {}
-    if group:
-        annotations["yunikorn.apache.org/task-group-name"] = group
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "ns",
-            "labels": {"applicationId": "app"},
-            "annotations": annotations,
-        },
-        "spec": {"schedulerName": "gangsched", "containers": [{"name": "c"}]},
-    }
+    return yunikorn_pod(name, app="app", groups=GROUPS if definition else None, group=group)
 
 
 def members(gang: str) -> list[str]:

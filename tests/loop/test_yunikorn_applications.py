@@ -9,7 +9,6 @@ application's placeholder timer back, never by waiting.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import timedelta
 
@@ -19,6 +18,7 @@ from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.models import Gang, GangEvent, Member
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
 from scheduler_core.services.delete import gang_delete, pods_remove
+from tests.cast import yunikorn_pod
 
 from .factories import make_nodes
 
@@ -37,31 +37,8 @@ def task_group(name: str, min_member: int, cpu: str = "1", **extra) -> dict:
     return {"name": name, "minMember": min_member, "minResource": {"cpu": cpu, "memory": "1Gi"}, **extra}
 
 
-def app_pod(
-    name: str, *, groups: list[dict] | None = None, group: str | None = None, policy: str = ""
-) -> dict:
-    """A pod of the application: with the definition (``groups``), in a task group (``group``), or both."""
-    annotations = {}
-    if groups is not None:
-        annotations[TG + "task-groups"] = json.dumps(groups)
-    if group is not None:
-        annotations[TG + "task-group-name"] = group
-    if policy:
-        annotations[TG + "schedulingPolicyParameters"] = policy
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "ns",
-            "labels": {"applicationId": APP},
-            "annotations": annotations,
-        },
-        "spec": {
-            "schedulerName": "gangsched",
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
-        },
-    }
+def app_pod(name: str, **declared) -> dict:
+    return yunikorn_pod(name, app=APP, requests={"cpu": "1", "memory": "1Gi"}, **declared)
 
 
 def placeholders(gang_name: str | None = None):
