@@ -8,10 +8,12 @@ the definition, placeholders run, the real task-group pods replace them and run 
 
 import pytest
 
-from tests.loop.workers import Worker, wait_for
+from tests.loop.workers import wait_for
 
 from .conftest import manage, manage_json, write
-from .test_scenario import NODE, ticking
+
+# The scenario's fixtures: a real worker takes the tasks, and changes really wake it.
+from .test_scenario import NODE, no_cycle_trigger, ticking, worker  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,23 +45,12 @@ spec:
 """
 
 
-@pytest.fixture
-def no_cycle_trigger():
-    """Here the scheduler is really woken: a worker takes the tasks."""
-
-
-@pytest.fixture
-def worker():
-    started = Worker("kwok-yunikorn")
-    yield started
-    started.stop()
-
-
 def pods() -> dict[str, dict]:
     return {pod["name"]: pod for pod in manage_json("get", "pods", "-A", "--application", "etl-7")}
 
 
-def test_the_originator_reserves_then_the_workers_replace_the_placeholders(tmp_path, worker):
+@pytest.mark.usefixtures("worker")
+def test_the_originator_reserves_then_the_workers_replace_the_placeholders(tmp_path):
     manage("apply", "-f", write(tmp_path, "---".join(NODE % n for n in ("n-1", "n-2")), "nodes.yaml"))
     out = manage("apply", "-f", write(tmp_path, ORIGINATOR, "launcher.yaml"))
     assert "gang etl/etl-7-workers created" in out
