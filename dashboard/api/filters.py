@@ -35,13 +35,16 @@ class GangFilter(django_filters.FilterSet):
     namespace = django_filters.CharFilter()
     queue = django_filters.CharFilter()
     submitter = django_filters.CharFilter()
+    application = django_filters.CharFilter(
+        help_text="The application's gangs: YuniKorn's applicationId (each task group's gang and its own)."
+    )
     search = django_filters.CharFilter(
         method="filter_search", help_text="Text in the namespace, the name or the explanation message."
     )
 
     class Meta:
         model = Gang
-        fields = ["phase", "state", "namespace", "queue", "submitter", "search"]
+        fields = ["phase", "state", "namespace", "queue", "submitter", "application", "search"]
 
     def filter_search(self, queryset, name, value):
         return queryset.filter(

@@ -28,7 +28,8 @@ SORTS = {
     "priority": ["priority", "namespace", "name"],
     "age": ["-created", "-id"],
 }
-FILTERS = ("namespace", "queue", "submitter")
+#: Exact-match filters; ``application`` finds a YuniKorn application's gangs by its applicationId.
+FILTERS = ("namespace", "queue", "submitter", "application")
 
 
 def gang_filter(gangs, params) -> tuple:

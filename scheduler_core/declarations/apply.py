@@ -42,6 +42,7 @@ from .documents import documents_expand, size_check
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, PodSpec
 from .upstream import SOURCE_V1ALPHA1, replica_gang
+from .yunikorn_apps import applications_plan
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,7 @@ def _plan(loaded: list[Loaded]) -> _Plan:
                 declared[pod.gang.key] = replica_gang(base, pod.gang)  # upstream: one gang per replica key
             if pod.gang.key not in declared:
                 refs.setdefault(pod.gang.key, pod.gang)
+    applications_plan(declared, pods, pods_by_gang)  # YuniKorn: gang groups, placeholders
     for key in declared:
         refs.pop(key, None)
     _queues_check(pods.values(), declared)

@@ -46,6 +46,8 @@ class GangSpec:
     member_node_selector: dict[str, str] = field(default_factory=dict)
     member_tolerations: list[dict[str, Any]] = field(default_factory=list)
     member_affinity: list[dict[str, Any]] = field(default_factory=list)
+    # The application it belongs to, where the format names one (YuniKorn's applicationId).
+    application: str = ""
 
     @property
     def key(self) -> str:
@@ -69,6 +71,7 @@ class GangSpec:
             "failure_policy": self.failure_policy,
             "eviction_policy": self.eviction_policy,
             "source_format": self.source_format,
+            "application": self.application,
             "declaration": self.declaration,
         }
 

@@ -1,12 +1,17 @@
 """Apache YuniKorn gang scheduling: task groups declared in pod annotations.
 
 Each task group of an application (pods with the same ``applicationId`` label) is a gang named
-``<applicationId>-<task group>``; the task groups of one application form one gang group
-(``<namespace>/<applicationId>``), as YuniKorn reserves all their placeholders together.
+``<applicationId>-<task group>``. Any pod of the application may carry the definition
+(``task-groups``), also one in no task group: the "originator" (a Spark driver, a job's first
+pod). Such pods belong to the application's own gang, named ``<applicationId>``, scheduled
+once the task groups' capacity is reserved, as YuniKorn schedules an application's ordinary
+pods only once it is Running. The gangs of one application form one gang group
+(``<namespace>/<applicationId>``), and the first pod carrying the definition reserves every
+task group's capacity with placeholders (``yunikorn_apps.py``).
 
 | key | gangsched field | default |
 |---|---|---|
-| annotation ``yunikorn.apache.org/task-group-name`` | the pod's gang | - |
+| annotation ``yunikorn.apache.org/task-group-name`` | the pod's gang | none: the application's gang |
 | annotation ``yunikorn.apache.org/task-groups`` (JSON list) | the application's gangs | - |
 | task group ``name`` / ``minMember`` | gang name / min_member | both required |
 | task group ``minResource`` | min_resources = minMember x minResource | none |
@@ -14,7 +19,7 @@ Each task group of an application (pods with the same ``applicationId`` label) i
 | ``schedulingPolicyParameters`` ``placeholderTimeoutInSeconds`` | wait_seconds | 900 s (YuniKorn's 15 min) |
 | ``schedulingPolicyParameters`` ``gangSchedulingStyle`` (Soft/Hard) | style | Soft |
 | label ``queue`` | queue | ``default`` |
-| label ``applicationId`` (or ``yunikorn.apache.org/app-id``) | gang name prefix, gang group | required |
+| label ``applicationId`` (or ``yunikorn.apache.org/app-id``) | application, gang names, group | required |
 """
 
 from __future__ import annotations
@@ -37,15 +42,19 @@ SOURCE = "yunikorn"
 def pod_gang(
     namespace: str, labels: dict[str, str], annotations: dict[str, str], field: str
 ) -> GangRef | None:
-    if TASK_GROUP_NAME not in annotations:
+    if TASK_GROUP_NAME not in annotations and TASK_GROUPS not in annotations:
         return None
     app, app_field = _application(labels, annotations, field)
     annotations_field = v.join(field, "annotations")
-    group_name = v.text(
-        annotations[TASK_GROUP_NAME], v.join(annotations_field, TASK_GROUP_NAME), max_length=63
-    )
-    name = _gang_name(app, group_name, app_field)
-    ref = GangRef(namespace, name, SOURCE, v.join(annotations_field, TASK_GROUP_NAME))
+    if TASK_GROUP_NAME in annotations:
+        group_name = v.text(
+            annotations[TASK_GROUP_NAME], v.join(annotations_field, TASK_GROUP_NAME), max_length=63
+        )
+        name, name_field = _gang_name(app, group_name, app_field), v.join(annotations_field, TASK_GROUP_NAME)
+    else:  # the originator, or another pod of the application outside its task groups
+        group_name, name = None, v.dns_subdomain(app, app_field)
+        name_field = v.join(annotations_field, TASK_GROUPS)
+    ref = GangRef(namespace, name, SOURCE, name_field)
     if TASK_GROUPS not in annotations:
         return ref  # declared by another pod of the application (the driver, usually)
     wait, style = _policy(annotations.get(POLICY, ""), v.join(annotations_field, POLICY))
@@ -54,17 +63,27 @@ def pod_gang(
     gangs = _task_groups(
         namespace, app, app_field, annotations[TASK_GROUPS], v.join(annotations_field, TASK_GROUPS)
     )
-    keys = sorted(gang.key for gang in gangs)
+    if group_name is None:
+        if any(gang.name == name for gang in gangs):
+            raise v.DeclarationError(
+                app_field, f"application gang {name!r} has the name of one of its task groups' gangs"
+            )
+        gangs.append(
+            GangSpec(
+                namespace=namespace,
+                name=name,
+                min_member=1,
+                source_format=SOURCE,
+                declaration={"applicationId": app, "outsideTaskGroups": True},
+                field=name_field,
+            )
+        )
     for gang in gangs:
-        gang.wait_seconds, gang.style, gang.queue = wait, style, queue
+        gang.wait_seconds, gang.style, gang.queue, gang.application = wait, style, queue, app
         gang.declaration["schedulingPolicyParameters"] = annotations.get(POLICY, "")
-        if len(gangs) > 1:
-            gang.group, gang.group_key = keys, f"{namespace}/{app}"
     own = [gang for gang in gangs if gang.name == name]
     if not own:
-        raise v.DeclarationError(
-            v.join(annotations_field, TASK_GROUP_NAME), f"task group {group_name!r} is not in {TASK_GROUPS}"
-        )
+        raise v.DeclarationError(name_field, f"task group {group_name!r} is not in {TASK_GROUPS}")
     ref.spec = own[0]
     ref.siblings = [gang for gang in gangs if gang.name != name]
     return ref
@@ -76,7 +95,8 @@ def _application(labels: dict[str, str], annotations: dict[str, str], field: str
             if key in values:
                 return values[key], v.join(field, kind, key)
     raise v.DeclarationError(
-        v.join(field, "labels", "applicationId"), "a YuniKorn task group member needs the applicationId label"
+        v.join(field, "labels", "applicationId"),
+        "a pod with YuniKorn task-group annotations needs the applicationId label",
     )
 
 

@@ -112,6 +112,9 @@ class Gang(models.Model):
     provisional_until = models.DateTimeField(null=True, blank=True)
     declaration = models.JSONField(default=dict, blank=True, help_text="The manifest it was submitted as.")
     source_format = models.CharField(max_length=32, blank=True, help_text="e.g. podgroup, volcano, yunikorn")
+    # The application the gang belongs to, where the format names one (YuniKorn's applicationId):
+    # users look an application up by it (get --application, the API's ?application=).
+    application = models.CharField(max_length=253, blank=True, default="")
 
     # Scheduling state, as the last cycle left it (see the engine's Gang docstring).
     phase = models.CharField(max_length=16, choices=PHASE_CHOICES, default=GangPhase.PENDING.value)
@@ -174,6 +177,7 @@ class Gang(models.Model):
             # a submitter's own (with their count) without a scan of the whole table.
             models.Index(fields=["created", "id"], name="gang_created_id_idx"),
             models.Index(fields=["submitter", "created", "id"], name="gang_submitter_created_idx"),
+            models.Index(fields=["application"], name="gang_application_idx", condition=~Q(application="")),
         ]
 
     def __str__(self) -> str:

@@ -32,6 +32,7 @@ from scheduler_core.services.journal import (
 )
 from scheduler_core.services.lease import Lease, fenced, lease_acquire, lease_release
 from scheduler_core.services.lifecycle import gang_requeue
+from scheduler_core.services.placeholders import placeholders_reconcile
 from scheduler_core.snapshot import build_snapshot
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ def cycle_run_leased(*, lease: Lease, backend: ClusterBackend, config: EngineCon
     if not backend.sync():
         return CycleReport(ran=False, reason="the cluster has not been fully read yet", epoch=lease.epoch)
     recovered = journal_recover(lease=lease, backend=backend)
+    with fenced(lease):
+        placeholders_reconcile(backend=backend)  # YuniKorn: replacements and the placeholder timeout
     with transaction.atomic():
         snapshot = build_snapshot()
     now = time.time()
@@ -111,6 +114,8 @@ def timeouts_sweep(*, holder: str, backend: ClusterBackend | None = None) -> int
     if lease is None:
         return 0
     try:
+        with fenced(lease):
+            placeholders_reconcile(backend=backend or get_backend())  # YuniKorn's application timer
         with transaction.atomic():
             snapshot = build_snapshot()
         result = sweep_timeouts(snapshot, time.time(), engine_config())

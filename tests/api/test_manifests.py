@@ -21,7 +21,7 @@ EXPECTED = {
     "minavailable-job.yaml": [("hpc/mpi-allreduce", 3, 4)],
     "yunikorn-spark.yaml": [
         ("spark/spark-pi-0001-spark-driver", 1, 1),
-        ("spark/spark-pi-0001-spark-executor", 3, 1),
+        ("spark/spark-pi-0001-spark-executor", 3, 3),  # 1 executor + 2 YuniKorn placeholders
     ],
 }
 

@@ -12,6 +12,7 @@ from scheduler_core.declarations import manifests_apply
 from scheduler_core.declarations.provisional import provisional_gangs_promote
 from scheduler_core.models import Gang, GangEvent, Member
 from scheduler_core.snapshot import build_snapshot
+from tests.cast import pod_manifest as pod
 
 from .conftest import OWN, apply_text
 
@@ -26,23 +27,6 @@ metadata:
   annotations: {annotations}
 spec: {{minMember: 2, scheduleTimeoutSeconds: 30}}
 """
-
-
-def pod(name, namespace="ns", labels=None, annotations=None, scheduler="gangsched", requests=None):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": labels or {},
-            "annotations": annotations or {},
-        },
-        "spec": {
-            "schedulerName": scheduler,
-            "containers": [{"name": "c", "image": "i", "resources": {"requests": requests or {"cpu": "1"}}}],
-        },
-    }
 
 
 def test_koordinator_annotations_win_over_the_podgroup_fields():

@@ -100,7 +100,13 @@ def test_it_maps_yunikorn_task_groups_to_one_gang_group():
     assert executor.min_resources == {"cpu": 6000, "memory": 12 * GIB}  # 3 x the task group's minResource
     assert driver.group.key == "spark/spark-pi-0001" and driver.group_id == executor.group_id
     assert driver.group.members == ["spark/spark-pi-0001-spark-driver", "spark/spark-pi-0001-spark-executor"]
-    assert [m.name for m in executor.members.all()] == ["spark-pi-exec-1"]
+    # The executors not applied yet are held by placeholders (YuniKorn's tg-<app>-<group>-...).
+    assert [m.name for m in executor.members.order_by("name")] == [
+        "spark-pi-exec-1",
+        "tg-spark-pi-0001-spark-executor-0",
+        "tg-spark-pi-0001-spark-executor-1",
+    ]
+    assert executor.application == driver.application == "spark-pi-0001"
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in REFERENCE.glob("*.yaml")))

@@ -1,10 +1,12 @@
 """Show one object in detail, as ``kubectl describe`` does.
 
     manage.py describe gang NAMESPACE/NAME [-o json]
+    manage.py describe application NAMESPACE/APPLICATION-ID [-o json]
 
 State, what was declared (min member, mode, style, timeout), the gang group and each of its
 gangs' progress, the members with their node and phase, the engine's latest explanation and
-the last history events.
+the last history events. An application (YuniKorn's applicationId) is shown as its gangs, each
+described so.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from scheduler_core.selectors import (
     gang_events,
     gang_get,
     gang_group_progress,
+    gang_list,
     gang_members,
     gang_progress,
     gang_state,
@@ -41,6 +44,7 @@ def gang_detail(gang: Gang) -> dict:
         "placement": gang.placement,
         "restart_policy": gang.restart_policy,
         "source_format": gang.source_format,
+        "application": gang.application or None,
         "submitter": gang.submitter,
         "created": gang.created.isoformat(),
         "progress": gang_progress(gang),
@@ -83,6 +87,7 @@ def gang_text(d: dict) -> str:
         f"Timeout:        {_seconds(d['wait_seconds'])}",
         f"Priority:       {'<from pods>' if d['priority'] is None else d['priority']}   Queue: {d['queue']}",
         f"Source:         {d['source_format'] or '<api>'}   Submitter: {d['submitter'] or '<none>'}",
+        f"Application:    {d['application'] or '<none>'}",
         "Progress:       {bound}/{min_member} bound, {pending} pending, {members} members".format(
             **d["progress"]
         ),
@@ -106,11 +111,35 @@ def gang_text(d: dict) -> str:
     return "\n".join(lines)
 
 
-DESCRIBERS = {"gang": (lambda key: gang_get(*key), gang_detail, gang_text)}
+def application_get(key: tuple[str, str]) -> list[Gang]:
+    namespace, application = key
+    gangs = list(gang_list(namespace=namespace).filter(application=application))
+    if not gangs:
+        raise Gang.DoesNotExist
+    return gangs
+
+
+def application_detail(gangs: list[Gang]) -> dict:
+    return {
+        "namespace": gangs[0].namespace,
+        "application": gangs[0].application,
+        "gangs": [gang_detail(gang) for gang in gangs],
+    }
+
+
+def application_text(d: dict) -> str:
+    head = f"Application:    {d['namespace']}/{d['application']} ({len(d['gangs'])} gangs)"
+    return "\n\n".join([head, *(gang_text(gang) for gang in d["gangs"])])
+
+
+DESCRIBERS = {
+    "gang": (lambda key: gang_get(*key), gang_detail, gang_text),
+    "application": (application_get, application_detail, application_text),
+}
 
 
 class Command(BaseCommand):
-    help = "Describe a gang: state, members, placement, explanation and history."
+    help = "Describe a gang (or an application's gangs): state, members, placement, explanation, history."
 
     def add_arguments(self, parser):
         parser.add_argument("resource", help=f"one of: {', '.join(DESCRIBERS)}")

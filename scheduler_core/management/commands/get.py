@@ -1,6 +1,9 @@
 """Print objects, as ``kubectl get`` does: a table by default, ``-o json`` or ``-o wide``.
 
-    manage.py get gangs|pods|nodes [-n NAMESPACE | -A] [-o json|wide]
+    manage.py get gangs|pods|nodes [-n NAMESPACE | -A] [--application ID] [-o json|wide]
+
+``--application`` keeps the gangs (and their pods) of one application: YuniKorn's
+``applicationId``, which names each of its task groups' gangs and its own.
 
 Each resource is a function in ``RESOURCES`` returning (columns, wide columns, rows as dicts);
 adding ``get pods`` or ``get nodes`` is one more function.
@@ -34,21 +37,28 @@ def gang_row(gang) -> dict:
         "source_format": gang.source_format,
         # The declaration style it came from (volcano-job, workload, kueue...; "api" for the REST API).
         "source": gang.source_format or "api",
+        "application": gang.application or None,
         "reason": gang.reason,
         "message": gang.message,
         "created": gang.created.isoformat(),
     }
 
 
-def gangs(namespace: str | None) -> list[dict]:
-    return [gang_row(gang) for gang in gang_list(namespace=namespace)]
+def gangs(namespace: str | None, application: str | None = None) -> list[dict]:
+    rows = gang_list(namespace=namespace)
+    if application:
+        rows = rows.filter(application=application)
+    return [gang_row(gang) for gang in rows]
 
 
 def quantities(resources: dict[str, int]) -> dict[str, str]:
     return {name: format_amount(name, int(amount)) for name, amount in sorted(resources.items())}
 
 
-def pods(namespace: str | None) -> list[dict]:
+def pods(namespace: str | None, application: str | None = None) -> list[dict]:
+    rows = pod_list(namespace=namespace)
+    if application:
+        rows = rows.filter(gang__application=application)
     return [
         {
             "namespace": pod.namespace,
@@ -61,7 +71,7 @@ def pods(namespace: str | None) -> list[dict]:
             "requests": quantities(pod.requests),
             "started": pod.started_at.isoformat() if pod.started_at else None,
         }
-        for pod in pod_list(namespace=namespace)
+        for pod in rows
     ]
 
 
@@ -72,8 +82,10 @@ def _fraction(used: dict[str, int], allocatable: dict[str, int], resource: str) 
     return "/".join(format_amount(resource, amount) for amount in amounts)
 
 
-def nodes(namespace: str | None = None) -> list[dict]:
+def nodes(namespace: str | None = None, application: str | None = None) -> list[dict]:
     """Nodes are not namespaced: ``-n`` is ignored, as kubectl ignores it."""
+    if application:
+        raise CommandError("--application selects gangs and pods; nodes belong to no application")
     rows = []
     for entry in node_usage():
         node, used = entry["node"], entry["used"]
@@ -113,7 +125,7 @@ RESOURCES = {
             "wait_seconds",
             "group",
         ],
-        ["priority", "queue", "source_format", "reason"],
+        ["priority", "queue", "source_format", "application", "reason"],
     ),
     "pods": (pods, ["namespace", "name", "gang", "phase", "node"], ["reserved_node", "priority", "started"]),
     "nodes": (nodes, ["name", "status", "pods", "cpu", "memory", "gpu"], ["labels", "taints"]),
@@ -143,16 +155,32 @@ class Command(BaseCommand):
         scope.add_argument("-n", "--namespace")
         scope.add_argument("-A", "--all-namespaces", action="store_true")
         parser.add_argument("-o", "--output", choices=["json", "wide"])
+        parser.add_argument(
+            "--application", help="only this application's gangs or pods (YuniKorn's applicationId)"
+        )
 
-    def handle(self, *args, resource: str, namespace: str | None, output: str | None, **options):
+    def handle(
+        self,
+        *args,
+        resource: str,
+        namespace: str | None,
+        output: str | None,
+        application: str | None = None,
+        **options,
+    ):
         resource = ALIASES.get(resource, resource)
         if resource not in RESOURCES:
             raise CommandError(f"unknown resource {resource!r}; one of: {', '.join(RESOURCES)}")
         rows_of, columns, wide = RESOURCES[resource]
-        rows = rows_of(namespace)
+        if application is not None and not application.strip():
+            raise CommandError("--application: give an application id")
+        rows = rows_of(namespace, application)
         if output == "json":
             self.stdout.write(json.dumps(rows, indent=2))
         elif not rows:
-            self.stdout.write(f"No {resource} found" + (f" in namespace {namespace}." if namespace else "."))
+            where = (f" for application {application}" if application else "") + (
+                f" in namespace {namespace}" if namespace else ""
+            )
+            self.stdout.write(f"No {resource} found{where}.")
         else:
             self.stdout.write(table(rows, columns + (wide if output == "wide" else [])))
