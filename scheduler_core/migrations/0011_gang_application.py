@@ -15,7 +15,7 @@ def application_backfill(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("scheduler_core", "0009_gang_list_indexes"),
+        ("scheduler_core", "0010_member_submitter_gang_configured"),
     ]
 
     operations = [
