@@ -328,6 +328,7 @@ class GangOutput(serializers.Serializer):
     placement = serializers.CharField()
     restartPolicy = serializers.CharField(source="restart_policy")
     group = serializers.CharField(source="group.key", allow_null=True, default=None)
+    application = serializers.CharField(help_text="YuniKorn's applicationId, where the format names one.")
     submitter = serializers.CharField()
     satisfied = serializers.BooleanField()
     running = serializers.IntegerField()
@@ -347,6 +348,7 @@ class GangOutput(serializers.Serializer):
 GANG_OUTPUT_COLUMNS = (
     "namespace",
     "name",
+    "application",
     "phase",
     "provisional",
     "min_member",
@@ -404,6 +406,7 @@ class GangRowOutput(GangOutput):
             "placement": gang.placement,
             "restartPolicy": gang.restart_policy,
             "group": None if group is None else group.key,
+            "application": gang.application,
             "submitter": gang.submitter,
             "satisfied": gang.satisfied,
             "running": gang.running,

@@ -40,3 +40,10 @@ def test_the_filter_returns_every_gang_of_the_application_and_nothing_else(as_al
 
 def test_another_submitter_finds_nothing_of_it(as_bob, applied):
     assert keys(as_bob.get(GANGS, {"application": "etl-0042"})) == []
+
+
+def test_each_gang_answer_names_its_application(as_alice, applied):
+    rows = as_alice.get(GANGS, {"application": "etl-0042"}).json()["results"]
+    assert {row["application"] for row in rows} == {"etl-0042"}
+    detail = as_alice.get("/api/v1/gangs/data/etl-0042-workers/").json()
+    assert detail["application"] == "etl-0042"
