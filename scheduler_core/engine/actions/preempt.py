@@ -46,7 +46,7 @@ def preempt(session: Session, unit: Unit) -> bool:
     own = set(unit.gangs)
     victims = [
         victim
-        for victim in candidates(session)
+        for victim in candidates(session, unit.priority)
         if victim.priority < unit.priority and not victim.evicted and not own.intersection(victim.owners)
     ]
     if not victims:
@@ -71,9 +71,9 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim]) -> list[Victim]
     """Evict ``chosen`` (which lets ``unit`` fit) and give back every victim not needed after all.
 
     Victims with no pod on a node the preemptor would use are given back at once; the rest one
-    by one, most expensive first, each only if the preemptor still fits without it, and again
-    until none can be (placement is greedy: giving one back can let another go). An elastic
-    member stays taken while its gang is taken whole.
+    by one, most expensive first, each only if the preemptor still fits without it. An elastic
+    member stays taken while its gang is taken whole (wholes come last in the order: their fate
+    is settled first).
     """
     used = session.state.used
     for victim in chosen:
@@ -94,19 +94,15 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim]) -> list[Victim]
         idle = set()
     taken -= idle
     kept = [victim for victim in chosen if id(victim) not in idle]
-    changed = True
-    while changed:  # until no single victim can be given back: the check holds for the final set
-        changed = False
-        for victim in reversed(list(kept)):
-            if _pinned(victim, taken):
-                continue
-            victim.restore(used)
-            if fits(session, unit):
-                taken.discard(id(victim))
-                kept.remove(victim)
-                changed = True
-            else:
-                victim.free(used)
+    for victim in reversed(list(kept)):
+        if _pinned(victim, taken):
+            continue
+        victim.restore(used)
+        if fits(session, unit):
+            taken.discard(id(victim))
+            kept.remove(victim)
+            continue
+        victim.free(used)
     return kept
 
 

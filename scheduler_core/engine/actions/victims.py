@@ -17,6 +17,7 @@ marked non-preemptible, never a gang whole when one of its pods is non-preemptib
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,57 +67,62 @@ class Victim:
         np.add.at(used, self.nodes, self.rows)
 
 
-def candidates(session: Session) -> list[Victim]:
-    """Every piece of running work that could ever be a victim, in the order taken; once a cycle."""
-    if session.victims is not None:
-        return session.victims
-    groups = {group.key: group for group in session.snapshot.gang_groups}
-    seen: set[str] = set()
-    found: list[dict] = []
+def candidates(session: Session, below: int) -> list[Victim]:
+    """Running work that could be a victim of a unit of priority ``below``, in the order taken.
+
+    Built once a cycle, for the first preemptor: units come in priority order, so a later one
+    never outranks it (should one do so, the list is built again for it).
+    """
+    if session.victims is not None and session.victims[0] >= below:
+        return session.victims[1]
+    found: list[tuple] = []
+    running: dict[str, list[Pod]] = defaultdict(list)
+    index = session.state.node_index
     for pod in session.snapshot.pods:
-        if not _running(session, pod):
+        if pod.node is None or pod.terminating or pod.node not in index:
             continue
         gang = session.gangs.get(pod.gang) if pod.gang is not None and session.config.gangs else None
-        if gang is None:
-            if pod.preemptible:
-                found.append({"key": pod.key, "pods": [pod], "gangs": (), "priority": pod.priority})
-            continue
+        if gang is not None:
+            running[gang.key].append(pod)
+        elif pod.preemptible and pod.priority < below:
+            found.append((pod.key, [pod], (), pod.priority, None, pod.started or 0.0, pod.created))
+    groups = {group.key: group for group in session.snapshot.gang_groups}
+    seen: set[str] = set()
+    for gang_key in running:
+        gang = session.gangs[gang_key]
         group = groups.get(gang.group) if gang.group is not None else None
         key = group.key if group is not None else gang.key
-        if key not in seen:
-            seen.add(key)
-            members = tuple(k for k in (group.members if group else (gang.key,)) if k in session.gangs)
-            found.extend(_gang_victims(session, key, members))
+        if key in seen:
+            continue
+        seen.add(key)
+        members = tuple(k for k in (group.members if group else (gang.key,)) if k in session.gangs)
+        priority = max(gang_priority(session.gangs[k], session.members.get(k, [])) for k in members)
+        if priority < below:
+            found.extend(_gang_victims(session, key, members, priority, running))
     victims = _build(session, found)
     victims.sort(key=Victim.order, reverse=True)
-    session.victims = victims
+    session.victims = (below, victims)
     return victims
 
 
-def _running(session: Session, pod: Pod) -> bool:
-    return pod.node is not None and not pod.terminating and pod.node in session.state.node_index
-
-
-def _gang_victims(session: Session, key: str, members: tuple[str, ...]) -> list[dict]:
+def _gang_victims(
+    session: Session, key: str, members: tuple[str, ...], priority: int, running: dict[str, list[Pod]]
+) -> list[tuple]:
     """The elastic members of each gang of a group, then the group's core taken whole."""
-    priority = max(gang_priority(session.gangs[k], session.members.get(k, [])) for k in members)
-    running = {k: [p for p in session.members.get(k, ()) if _running(session, p)] for k in members}
-    elastic: list[dict] = []
+    found: list[tuple] = []
     core: list[Pod] = []
     for k in members:
         gang = session.gangs[k]
-        spare = _elastic(session, gang, running[k]) if gang.preemptible else []
-        elastic.extend(
-            {"key": p.key, "pods": [p], "gangs": (), "priority": priority, "elastic_of": gang} for p in spare
-        )
+        spare = _elastic(session, gang, running.get(k, [])) if gang.preemptible else []
+        found.extend((p.key, [p], (), priority, gang, p.started or 0.0, p.created) for p in spare)
         taken = {p.key for p in spare}
-        core.extend(p for p in running[k] if p.key not in taken)
-    everyone = [p for k in members for p in running[k]]
+        core.extend(p for p in running.get(k, ()) if p.key not in taken)
+    everyone = [p for k in members for p in running.get(k, ())]
     movable = all(session.gangs[k].preemptible for k in members) and all(p.preemptible for p in everyone)
-    whole = []
-    if core and movable:
-        whole.append({"key": key, "pods": core, "gangs": members, "priority": priority, "all": everyone})
-    return [*elastic, *whole]
+    if core and movable:  # dated by its youngest member, elastic ones included
+        started = max(p.started or 0.0 for p in everyone)
+        found.append((key, core, members, priority, None, started, max(p.created for p in everyone)))
+    return found
 
 
 def _elastic(session: Session, gang: Gang, running: list[Pod]) -> list[Pod]:
@@ -149,10 +155,10 @@ def _age(pod: Pod) -> tuple:
     return (pod.started or 0.0, pod.created, pod.key)
 
 
-def _build(session: Session, found: list[dict]) -> list[Victim]:
+def _build(session: Session, found: list[tuple]) -> list[Victim]:
     """Victims whose node and request arrays are views into two arrays built in one go."""
     state = session.state
-    pods = [pod for spec in found for pod in spec["pods"]]
+    pods = [pod for spec in found for pod in spec[1]]
     if not pods:
         return []
     positions = np.fromiter((state.pod_position[id(pod)] for pod in pods), dtype=np.int64, count=len(pods))
@@ -161,21 +167,12 @@ def _build(session: Session, found: list[dict]) -> list[Victim]:
     victims: list[Victim] = []
     wholes: dict[str, Victim] = {}
     start = 0
-    for spec in found:
-        end = start + len(spec["pods"])
-        youngest = max(spec.get("all", spec["pods"]), key=_age)
+    for key, members, gangs, priority, elastic_of, started, created in found:
+        end = start + len(members)
         victim = Victim(
-            spec["key"],
-            spec["priority"],
-            spec["pods"],
-            spec["gangs"],
-            nodes[start:end],
-            rows[start:end],
-            youngest.started or 0.0,
-            youngest.created,
-            elastic_of=spec.get("elastic_of"),
+            key, priority, members, gangs, nodes[start:end], rows[start:end], started, created, elastic_of
         )
-        for gang in victim.gangs:
+        for gang in gangs:
             wholes[gang] = victim
         victims.append(victim)
         start = end
