@@ -101,6 +101,8 @@ def candidates(session: Session, below: int) -> list[Victim]:
             found.extend(_gang_victims(session, key, members, priority, running))
     victims = _build(session, found)
     victims.sort(key=Victim.order, reverse=True)
+    for victim in victims if session.evicted else ():  # built again: what is gone stays gone
+        victim.evicted = any(pod.key in session.evicted for pod in victim.pods)
     session.victims = (below, victims)
     return victims
 
