@@ -34,6 +34,7 @@ def issue_world(high_members: int = 2):
 
 
 def test_the_issue_scenario_evicts_exactly_two_youngest_members_and_leaves_two_plus_two_running():
+    """Issue 17, C11: before, the whole elastic job was evicted for a gang that needs 2 slots."""
     state = issue_world()
     first = run_cycle(state, NOW)
     assert evicted(first) == ["batch/low-3", "batch/low-2"]  # the youngest two
@@ -72,13 +73,13 @@ def test_members_above_the_preemptors_minimum_never_preempt():
 
 
 def test_a_missing_member_of_a_running_gang_below_its_minimum_may_still_preempt():
-    low = started(members("batch/low", 4, cpu=1, node="n0", priority=0))
+    # prod/high runs 1 of its minimum 2: its pending replacement is needed, not an extra.
+    low = started(members("batch/low", 3, cpu=1, node="n0", priority=0))  # 3 + 1 on 4 slots
     high = (
         *members("prod/high", 1, cpu=1, node="n0", started=NOW - 5, priority=10),
         *members("prod/high", 1, start=1, cpu=1, priority=10),  # its replacement, pending
     )
     gangs = [gang("batch/low", 1, satisfied=True, priority=0), gang("prod/high", 2, satisfied=True)]
-    low = low[:3]  # 3 + 1 running on 4 slots
     result = run_cycle(snapshot([node("n0", cpu=4)], (*low, *high), gangs), NOW)
     assert evicted(result) == ["batch/low-2"]
 
