@@ -11,11 +11,12 @@ What runs (nothing is mocked; the tests assert, this script measures):
 * tests/faults/test_lease_handover.py with ``--handovers`` handovers (``make test``: 1,000)
   between three workers whose holder dies at random, stale writes refused.
 
-Both run through pytest on their own test database (``test_gs_soak``) and Celery queue, so they
-never touch a ``make run`` or another test run. The figures are what the tests record in their
-``FIGURES``: kills and seconds per kill (a round is three kills, each costing about one lease
-TTL, 1 s, plus the recovery of the round's binds by a fourth cycle); handovers, holders killed,
-stale writes tried and accepted (always 0), handovers per second.
+Both run through pytest on a test database and Celery queue of this run's own (the database
+``test_gs_soak``, or ``$GANGSCHED_TEST_DB``, plus ``_<pid>_<random>``, dropped at the end), so
+they never touch a ``make run``, another test run or another soak. The figures are what the
+tests record in their ``FIGURES``: kills and seconds per kill (a round is three kills, each
+costing about one lease TTL, 1 s, plus the recovery of the round's binds by a fourth cycle);
+handovers, holders killed, stale writes tried and accepted (always 0), handovers per second.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from faults_run import ROOT, run_tests, write  # noqa: E402
+from faults_run import ROOT, run_database, run_tests, write  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -39,7 +40,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> int:
     args = parse_args()
     env = {
-        "GANGSCHED_TEST_DB": "test_gs_soak",
+        "GANGSCHED_TEST_DB": run_database("test_gs_soak"),
         "GANGSCHED_KILL_ROUNDS": str(args.rounds),
         "GANGSCHED_HANDOVERS": str(args.handovers),
     }

@@ -2,7 +2,8 @@
 
     python bench/stateful.py [--examples 125] [--steps 100] [--out bench/results/stateful.json]
 
-Runs tests/faults/test_stateful.py through pytest (its own test database ``test_gs_stateful``)
+Runs tests/faults/test_stateful.py through pytest (on a test database of this run's own:
+``test_gs_stateful``, or ``$GANGSCHED_TEST_DB``, plus ``_<pid>_<random>``, dropped at the end)
 with ``--examples`` runs of at most ``--steps`` steps each (``make test``: 8 x 40). After every
 step the invariants of tests/faults/invariants.py are checked against PostgreSQL; the script
 prints and writes how many steps ran, how often each rule ran, and whether it passed (a failure
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from faults_run import ROOT, run_tests, write  # noqa: E402
+from faults_run import ROOT, run_database, run_tests, write  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -30,7 +31,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> int:
     args = parse_args()
     env = {
-        "GANGSCHED_TEST_DB": "test_gs_stateful",
+        "GANGSCHED_TEST_DB": run_database("test_gs_stateful"),
         "GANGSCHED_STATEFUL_EXAMPLES": str(args.examples),
         "GANGSCHED_STATEFUL_STEPS": str(args.steps),
     }

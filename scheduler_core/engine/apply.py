@@ -2,7 +2,8 @@
 
 This is what the cluster and the service would do with the decisions, done on plain data, so
 that tests, benchmarks and trace replay can run cycle after cycle without a database. Evicted
-pods return to pending (their gang is requeued whole, as the restart policy does).
+pods return to pending: a gang preempted whole is requeued whole, as the restart policy does; a
+gang that lost elastic members stays satisfied, and they wait as its ordinary pending pods.
 """
 
 from __future__ import annotations

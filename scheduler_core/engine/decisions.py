@@ -41,7 +41,9 @@ class Release:
 
 @dataclass(frozen=True, slots=True)
 class Evict:
-    """Stop a running pod to make room for a higher-priority gang (whole gangs only)."""
+    """Stop a running pod to make room for a higher-priority unit: an elastic member above its
+    gang's min_member, a member of a gang preempted whole (with a PREEMPTED transition), or a
+    lone pod; ``reason`` names the preemptor and why this pod was taken."""
 
     pod: str
     node: str

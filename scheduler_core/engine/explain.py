@@ -56,3 +56,48 @@ def limiting_resource(
         if best is None or copies < best[0]:
             best = (copies, name)
     return best[1] if best else None
+
+
+#: How many pod names a message lists before it says how many more there are.
+NAMES_SHOWN = 5
+
+
+def names_text(keys: list[str]) -> str:
+    """'ns/a-0, ns/a-1 and 3 more': the list cut after ``NAMES_SHOWN`` names."""
+    more = f" and {len(keys) - NAMES_SHOWN} more" if len(keys) > NAMES_SHOWN else ""
+    return ", ".join(keys[:NAMES_SHOWN]) + more
+
+
+def members_text(keys: list[str]) -> str:
+    """'3 members: ns/a-0, ns/a-1, ns/a-2'."""
+    return f"{len(keys)} member{'s' if len(keys) != 1 else ''}: {names_text(keys)}"
+
+
+def victim_text(victim, pods: list[str]) -> str:
+    """Preemption victims (``actions/victims.py``) as the preemptor's explanation names them, and
+    why they were taken: ``pods``, the members taken, all elastic members of one gang or the
+    members of a gang (group) taken whole, or a lone pod."""
+    if victim.elastic_of is not None:
+        gang = victim.elastic_of
+        plural = "s" if len(pods) != 1 else ""
+        return (
+            f"{names_text(pods)} (elastic member{plural} above minMember {gang.min_member} of gang "
+            f"{gang.key}, priority {victim.priority})"
+        )
+    if not victim.gangs:
+        return f"{victim.key} (lone pod, priority {victim.priority})"
+    kind = "whole gang" if victim.gangs == (victim.key,) else "whole gang group"
+    return f"{victim.key} ({kind}, priority {victim.priority}, {members_text(pods)})"
+
+
+def victim_details(victim, pods: list[str]) -> dict:
+    """The same, as fields a page can render."""
+    kind = "elastic" if victim.elastic_of is not None else ("whole" if victim.gangs else "lone")
+    return {
+        "kind": kind,
+        "gang": victim.elastic_of.key
+        if victim.elastic_of is not None
+        else (victim.key if victim.gangs else None),
+        "priority": victim.priority,
+        "pods": pods,
+    }

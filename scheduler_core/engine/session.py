@@ -41,8 +41,8 @@ class Session:
         self.units: list[Unit] = []
         # Units finished with in this cycle (placed, reserved by preemption): skipped by later actions.
         self.done: set[str] = set()
-        # Preemption candidates, built on first use (actions/preempt.py).
-        self.victims: list | None = None
+        # Preemption candidates, built on first use (actions/victims.py): (below, victims).
+        self.victims: tuple[int, list] | None = None
         self.terminating_usage = None  # per-node usage of terminating pods, or False: none
 
     def build_queue(self) -> None:

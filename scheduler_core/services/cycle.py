@@ -20,6 +20,7 @@ from django.utils import timezone
 from scheduler_core.cluster import ClusterBackend, get_backend
 from scheduler_core.engine import CycleResult, EngineConfig, run_cycle, sweep_timeouts
 from scheduler_core.engine.decisions import TransitionKind
+from scheduler_core.engine.explain import members_text
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, GangEventKind, Member, SchedulingCycle
 from scheduler_core.services.history import events_record_many
@@ -89,7 +90,7 @@ def cycle_run_leased(*, lease: Lease, backend: ClusterBackend, config: EngineCon
     if settings.GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S:
         time.sleep(settings.GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S)
     bound = journal_execute(lease=lease, backend=backend, rows=journal)
-    evictions_apply(lease=lease, result=result, backend=backend)
+    evictions_apply(lease=lease, result=result, backend=backend, cycle=cycle)
     duration = time.perf_counter() - started
     SchedulingCycle.objects.filter(pk=cycle.pk).update(duration_s=duration, pods_bound=bound)
     return CycleReport(
@@ -186,18 +187,44 @@ def decisions_record(
     return cycle, journal
 
 
-def evictions_apply(*, lease: Lease, result: CycleResult, backend: ClusterBackend) -> None:
-    """Preempted gangs stop whole and go back to the queue; lone victims are deleted."""
+def evictions_apply(
+    *, lease: Lease, result: CycleResult, backend: ClusterBackend, cycle: SchedulingCycle | None = None
+) -> None:
+    """Gangs preempted whole stop and go back to the queue; elastic members and lone victims are
+    deleted. Each gang's history names the members taken and why (the engine's reason)."""
     if not result.evictions:
         return
     preempted = {t.gang: t.reason for t in result.transitions if t.kind == TransitionKind.PREEMPTED}
+    taken: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for evict in result.evictions:
+        if evict.gang is not None:
+            taken[(evict.gang, evict.reason)].append(evict.pod)
     with fenced(lease):
         for gang in _gangs_by_key(set(preempted)).values():
-            gang_requeue(gang=gang, reason=preempted[gang.key], backend=backend, kind=GangEventKind.PREEMPTED)
+            pods = [pod for (key, _reason), keys in taken.items() if key == gang.key for pod in keys]
+            gang_requeue(
+                gang=gang,
+                reason=preempted[gang.key],
+                backend=backend,
+                kind=GangEventKind.PREEMPTED,
+                details={"scope": "gang", "taken": pods},
+            )
         for evict in result.evictions:
             if evict.gang not in preempted:
                 namespace, name = evict.pod.split("/", 1)
                 backend.delete_pod(namespace, name, evict.reason)
+        shrunk = _gangs_by_key({key for key, _reason in taken if key not in preempted})
+        events_record_many(
+            {
+                "gang": shrunk[key],
+                "kind": GangEventKind.PREEMPTED,
+                "reason": f"{reason} ({members_text(pods)})",
+                "details": {"scope": "elastic", "taken": pods},
+                "cycle": cycle,
+            }
+            for (key, reason), pods in taken.items()
+            if key in shrunk
+        )
 
 
 def _gangs_by_key(keys: set[str]) -> dict[str, Gang]:

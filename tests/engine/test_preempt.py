@@ -1,4 +1,5 @@
-"""Whole-gang preemption: cheapest victims, whole gangs only, only when it makes the preemptor fit."""
+"""Preemption of gangs running at their minimum: lowest priority first, whole gangs only, and
+only when it makes the preemptor fit (elastic members: ``test_preempt_elastic.py``)."""
 
 import dataclasses
 

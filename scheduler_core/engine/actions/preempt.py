@@ -1,56 +1,41 @@
-"""Whole-gang preemption for a gang that is blocked by resources.
+"""Preemption for a unit blocked by resources: take only what its minimum needs, elastic first.
 
 1. Wait instead of preempting when pods already being deleted would make room.
-2. Candidates are running work of strictly lower priority that may be preempted: a satisfied
-   gang together with the rest of its gang group, or a lone pod. Never a gang marked
-   non-preemptible, never part of the preemptor's own group, never half a gang.
-3. Victims are ordered cheapest first (lowest priority, then fewest pods, then the most recently
-   started); the shortest prefix of that order that lets the preemptor fit is found by binary
-   search (more victims never make it fit less); then victims on nodes the preemptor would not
-   use are given back, and each other one too, most expensive first, if the preemptor still
-   fits without it.
-4. Only if the preemptor then fits: the victims are evicted and the preemptor's members are
-   reserved (nominated) on the room they leave; they bind in a later cycle, once it is free.
+2. A member above its gang's min_member never preempts: a lone pod of a gang already running
+   at least min_member members waits for free room (Volcano's jobStarving: only a job below its
+   minAvailable preempts).
+3. Victims (``victims.py``) are strictly lower-priority running work: elastic members above
+   their own gang's minimum first, then whole gangs and lone pods, each lowest priority and then
+   youngest first. The shortest prefix of that order that lets the preemptor's minimum
+   (min_member and min_resources) fit is found by binary search (more victims never make it fit
+   less); then victims on nodes the preemptor would not use are given back, and each other one
+   too, most expensive first, if the preemptor still fits without it. An elastic member is
+   never given back while its gang is taken whole, so a victim gang keeps >= min_member running
+   or loses all of its members.
+4. Only if the preemptor then fits: the victims are evicted, and the members its minimum needs
+   are reserved (nominated) on the room they leave; they bind in a later cycle, once it is
+   free. Members beyond the minimum are not nominated: they wait for free room.
 """
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-from dataclasses import dataclass
 
 import numpy as np
 
+from .. import explain
 from ..decisions import Evict, Explanation, Reason, Reserve, Transition, TransitionKind
 from ..gang import attempt, fits
 from ..model import Pod
-from ..queue import Unit, gang_priority
+from ..queue import Unit
 from ..session import Session
-
-
-@dataclass
-class Victim:
-    key: str
-    priority: int
-    pods: list[Pod]
-    gangs: tuple[str, ...]
-    nodes: np.ndarray  # node index of each pod
-    rows: np.ndarray  # request row of each pod
-    evicted: bool = False  # by an earlier preemptor in this cycle
-
-    def cost(self) -> tuple:
-        latest = max((pod.started or 0.0) for pod in self.pods)
-        return (self.priority, len(self.pods), -latest, self.key)
-
-    def free(self, used: np.ndarray) -> None:
-        np.subtract.at(used, self.nodes, self.rows)
-
-    def restore(self, used: np.ndarray) -> None:
-        np.add.at(used, self.nodes, self.rows)
+from .victims import Victim, candidates
 
 
 def preempt(session: Session, unit: Unit) -> bool:
-    """Evict the cheapest set of lower-priority running work that lets ``unit`` fit."""
+    """Evict the cheapest lower-priority work that lets ``unit``'s minimum fit."""
+    if _above_minimum(session, unit):
+        return False
     terminating = _terminating_usage(session)
     if terminating is not None and _fits_without(session, unit, terminating):
         for key in unit.gangs or (unit.key,):
@@ -59,11 +44,10 @@ def preempt(session: Session, unit: Unit) -> bool:
             )
         return True
     own = set(unit.gangs)
-    candidates = _candidates(session)
-    # Sorted by cost, priority first: the lower-priority ones are a prefix.
-    lower = bisect.bisect_left([victim.priority for victim in candidates], unit.priority)
     victims = [
-        victim for victim in candidates[:lower] if not victim.evicted and not own.intersection(victim.gangs)
+        victim
+        for victim in candidates(session, unit.priority)
+        if victim.priority < unit.priority and not victim.evicted and not own.intersection(victim.owners)
     ]
     if not victims:
         return False
@@ -75,11 +59,21 @@ def preempt(session: Session, unit: Unit) -> bool:
     return True
 
 
+def _above_minimum(session: Session, unit: Unit) -> bool:
+    """A lone pod of a gang that already runs min_member members: an extra, it never preempts."""
+    if unit.is_gang or not session.config.gangs or unit.pods[0].gang is None:
+        return False
+    gang = session.gangs.get(unit.pods[0].gang)
+    return gang is not None and len(session.running(gang.key)) >= gang.min_member
+
+
 def _minimal(session: Session, unit: Unit, chosen: list[Victim]) -> list[Victim]:
     """Evict ``chosen`` (which lets ``unit`` fit) and give back every victim not needed after all.
 
     Victims with no pod on a node the preemptor would use are given back at once; the rest one
-    by one, most expensive first, each only if the preemptor still fits without it.
+    by one, most expensive first, each only if the preemptor still fits without it. An elastic
+    member stays taken while its gang is taken whole (wholes come last in the order: their fate
+    is settled first).
     """
     used = session.state.used
     for victim in chosen:
@@ -87,24 +81,34 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim]) -> list[Victim]
     trial = attempt(session, unit, explain=False).trial
     landing = {int(index) for placed in trial.placed for index in placed.nodes}
     trial.discard()
-    idle = [victim for victim in chosen if landing.isdisjoint(victim.nodes.tolist())]
-    for victim in idle:
-        victim.restore(used)
+    taken = {id(victim) for victim in chosen}
+    idle = {id(victim) for victim in chosen if landing.isdisjoint(victim.nodes.tolist())}
+    idle = {id(victim) for victim in chosen if id(victim) in idle and not _pinned(victim, taken - idle)}
+    for victim in chosen:
+        if id(victim) in idle:
+            victim.restore(used)
     if idle and not fits(session, unit):  # placement shifted with the room given back: keep them
-        for victim in idle:
-            victim.free(used)
-        idle = []
-    skipped = {id(victim) for victim in idle}
-    needed = [victim for victim in chosen if id(victim) not in skipped]
-    kept: list[Victim] = []
-    for victim in reversed(needed):
+        for victim in chosen:
+            if id(victim) in idle:
+                victim.free(used)
+        idle = set()
+    taken -= idle
+    kept = [victim for victim in chosen if id(victim) not in idle]
+    for victim in reversed(list(kept)):
+        if _pinned(victim, taken):
+            continue
         victim.restore(used)
         if fits(session, unit):
+            taken.discard(id(victim))
+            kept.remove(victim)
             continue
         victim.free(used)
-        kept.append(victim)
-    kept.reverse()
     return kept
+
+
+def _pinned(victim: Victim, taken: set[int]) -> bool:
+    """An elastic member whose gang is taken whole (``taken``: ids of victims): it goes with it."""
+    return victim.whole is not None and id(victim.whole) in taken
 
 
 def _shortest_prefix(session: Session, unit: Unit, victims: list[Victim]) -> int | None:
@@ -151,80 +155,82 @@ def _fits_without(session: Session, unit: Unit, usage: np.ndarray) -> bool:
         session.state.used += usage
 
 
-def _candidates(session: Session) -> list[Victim]:
-    """Every piece of running work that could ever be a victim, cheapest first; once a cycle."""
-    if session.victims is not None:
-        return session.victims
-    groups = {group.key: group for group in session.snapshot.gang_groups}
-    seen: set[str] = set()
-    found: list[tuple[str, int, list[Pod], tuple[str, ...]]] = []
-    for pod in session.snapshot.pods:
-        if pod.node is None or pod.terminating or pod.node not in session.state.node_index:
-            continue
-        gang = session.gangs.get(pod.gang) if pod.gang is not None and session.config.gangs else None
-        if gang is None:
-            if pod.preemptible:
-                found.append((pod.key, pod.priority, [pod], ()))
-            continue
-        group = groups.get(gang.group) if gang.group is not None else None
-        key = group.key if group is not None else gang.key
-        if key in seen:
-            continue
-        seen.add(key)
-        members = tuple(k for k in (group.members if group else (gang.key,)) if k in session.gangs)
-        pods = [
-            p
-            for k in members
-            for p in session.members.get(k, ())
-            if p.node is not None and not p.terminating and p.node in session.state.node_index
-        ]
-        priority = max(gang_priority(session.gangs[k], session.members.get(k, [])) for k in members)
-        movable = all(session.gangs[k].preemptible for k in members) and all(p.preemptible for p in pods)
-        if pods and movable:
-            found.append((key, priority, pods, members))
-    victims = _victims(session, found)
-    victims.sort(key=Victim.cost)
-    session.victims = victims
-    return victims
-
-
-def _victims(session: Session, found: list[tuple[str, int, list[Pod], tuple[str, ...]]]) -> list[Victim]:
-    """Victims whose node and request arrays are views into two arrays built in one go."""
-    state = session.state
-    pods = [pod for _key, _priority, members, _gangs in found for pod in members]
-    if not pods:
-        return []
-    positions = np.fromiter((state.pod_position[id(pod)] for pod in pods), dtype=np.int64, count=len(pods))
-    nodes = state.pod_where[positions]
-    rows = state.pod_rows[positions]
-    victims, start = [], 0
-    for key, priority, members, gangs in found:
-        end = start + len(members)
-        victims.append(Victim(key, priority, members, gangs, nodes[start:end], rows[start:end]))
-        start = end
-    return victims
-
-
 def _commit(session: Session, unit: Unit, chosen: list[Victim]) -> None:
-    names = ", ".join(f"{v.key} (priority {v.priority}, {len(v.pods)} pods)" for v in chosen)
-    reason = f"preempted by {unit.key} (priority {unit.priority})"
+    preemptor = f"preempted by {unit.key} (priority {unit.priority})"
+    taken = {id(victim) for victim in chosen}
     for victim in chosen:
         victim.evicted = True
+        # An elastic member taken with its whole gang is evicted as part of the whole gang.
+        reason = victim.whole if _pinned(victim, taken) else victim
         for pod in victim.pods:
             session.evicted.add(pod.key)
-            session.result.evictions.append(Evict(pod.key, pod.node, pod.gang, reason))
+            session.result.evictions.append(
+                Evict(pod.key, pod.node, pod.gang, f"{preemptor}: {reason.why()}")
+            )
+    for victim in chosen:
         for key in victim.gangs:
+            members = [pod.key for pod in session.members.get(key, ()) if pod.key in session.evicted]
             session.gangs[key] = dataclasses.replace(session.gangs[key], satisfied=False, wait_started=None)
-            session.result.transitions.append(Transition(key, TransitionKind.PREEMPTED, reason))
-    result = attempt(session, unit, explain=False)
-    for pod, node in result.trial.assignments():
-        session.reserve(pod, node)
-        session.result.reservations.append(Reserve(pod.key, node, pod.gang, f"nominated: evicting {names}"))
+            why = f"{preemptor}: {victim.why()} ({explain.members_text(members)})"
+            session.result.transitions.append(Transition(key, TransitionKind.PREEMPTED, why))
+    _explain(session, unit, chosen, taken)
+
+
+def _explain(session: Session, unit: Unit, chosen: list[Victim], taken: set[int]) -> None:
+    """Nominate the preemptor and say whom it takes and why: the elastic members of one gang
+    together, an elastic member taken with its whole gang in the gang."""
+    pods: dict[str, tuple[Victim, list[str]]] = {}
+    for victim in chosen:
+        owner = victim.whole if _pinned(victim, taken) else victim
+        label = owner.elastic_of.key if owner.elastic_of is not None else owner.key
+        pods.setdefault(label, (owner, []))[1].extend(pod.key for pod in victim.pods)
+    shown = [(victim, keys if victim.elastic_of else sorted(keys)) for victim, keys in pods.values()]
+    names = "; ".join(explain.victim_text(victim, keys) for victim, keys in shown)
+    nominated = _nominate(session, unit, f"nominated: evicting {names}")
     session.done.add(unit.key)
     for key in unit.gangs or (unit.key,):
         session.result.explanations[key] = Explanation(
             key,
             Reason.PREEMPTING,
-            f"evicting {names} to make room; binds once they are gone",
-            {"victims": [v.key for v in chosen]},
+            f"evicting {names} to make room for {nominated} members; binds once they are gone",
+            {
+                "victims": [victim.key for victim in chosen if not _pinned(victim, taken)],
+                "taken": [explain.victim_details(victim, keys) for victim, keys in shown],
+                "nominated": nominated,
+            },
         )
+
+
+def _nominate(session: Session, unit: Unit, reason: str) -> int:
+    """Reserve the room of the members the preemptor's minimum needs; returns how many."""
+    result = attempt(session, unit, explain=False)
+    assignments = _needed(session, unit, result.trial.assignments())
+    result.trial.discard()
+    state = session.state
+    for pod, node in assignments:
+        state.used[state.node_index[node]] += state.vector(pod)
+        session.reserve(pod, node)
+        session.result.reservations.append(Reserve(pod.key, node, pod.gang, reason))
+    return len(assignments)
+
+
+def _needed(session: Session, unit: Unit, assignments: list[tuple[Pod, str]]) -> list[tuple[Pod, str]]:
+    """The placed members that min_member and min_resources need, in placement order."""
+    if not unit.is_gang:
+        return assignments
+    state = session.state
+    need: dict[str, list] = {}
+    for key in unit.gangs:
+        gang = session.gangs[key]
+        have = [*session.running(key), *session.held(key)]
+        missing = state.requests_vector(gang.min_resources) - sum(
+            (state.vector(pod) for pod in have), np.zeros(len(state.resources), np.int64)
+        )
+        need[key] = [gang.min_member - len(have), missing]
+    kept = []
+    for pod, node in assignments:
+        count, missing = need[pod.gang]
+        if count > 0 or np.any(missing > 0):
+            kept.append((pod, node))
+            need[pod.gang] = [count - 1, missing - state.vector(pod)]
+    return kept

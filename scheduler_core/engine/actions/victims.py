@@ -1,0 +1,184 @@
+"""What preemption may take, and in which order (``preempt.py`` decides how much of it).
+
+Two kinds of victim, taken in this order, as Volcano's gang plugin and KAI-Scheduler take the
+part of a job above its minAvailable before the job itself:
+
+1. *Elastic members*: running members of a gang above its min_member (and above what its
+   min_resources need), one victim per pod; lowest priority first, then youngest first. Taking
+   any of them leaves the gang running with at least its minimum: it stays satisfied.
+2. *Whole gangs* (with the rest of their gang group) and lone pods; lowest priority first, then
+   youngest first. A whole gang's victim holds its core, the members that are not elastic;
+   taking it takes its elastic members too, so a victim gang keeps >= min_member running or
+   loses all of its members, never something in between.
+
+Only running work that may be preempted: never a non-preemptible pod, never any pod of a gang
+marked non-preemptible, never a gang whole when one of its pods is non-preemptible.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Gang, Pod
+from ..queue import gang_priority
+from ..session import Session
+
+
+@dataclass(eq=False)
+class Victim:
+    key: str  # the pod of an elastic member or a lone pod; the gang (or gang group) taken whole
+    priority: int
+    pods: list[Pod]
+    gangs: tuple[str, ...]  # gangs taken whole (they are requeued); empty otherwise
+    nodes: np.ndarray  # node index of each pod
+    rows: np.ndarray  # request row of each pod
+    started: float  # the latest start among its pods: the youngest victims go first
+    created: float
+    elastic_of: Gang | None = None  # an elastic member: the gang it is above the minimum of
+    whole: Victim | None = None  # an elastic member's gang taken whole, when it may be
+    evicted: bool = False  # by an earlier preemptor in this cycle
+
+    @property
+    def owners(self) -> tuple[str, ...]:
+        """The gangs this victim belongs to (a preemptor never takes from its own)."""
+        return (self.elastic_of.key,) if self.elastic_of is not None else self.gangs
+
+    def order(self) -> tuple:
+        """Sorted descending: elastic first, lowest priority, youngest (started, created, key)."""
+        return (self.elastic_of is not None, -self.priority, self.started, self.created, self.key)
+
+    def why(self) -> str:
+        """Why this victim was taken, as the eviction and the history say it."""
+        if self.elastic_of is not None:
+            gang = self.elastic_of
+            return f"elastic member above minMember {gang.min_member} of gang {gang.key}, lowest priority"
+        if not self.gangs:
+            return "lone pod, lowest priority"
+        kind = "whole gang" if self.gangs == (self.key,) else "whole gang group"
+        return f"{kind} {self.key}, lowest priority"
+
+    def free(self, used: np.ndarray) -> None:
+        np.subtract.at(used, self.nodes, self.rows)
+
+    def restore(self, used: np.ndarray) -> None:
+        np.add.at(used, self.nodes, self.rows)
+
+
+def candidates(session: Session, below: int) -> list[Victim]:
+    """Running work that could be a victim of a unit of priority ``below``, in the order taken.
+
+    Built once a cycle, for the first preemptor: units come in priority order, so a later one
+    never outranks it (should one do so, the list is built again for it).
+    """
+    if session.victims is not None and session.victims[0] >= below:
+        return session.victims[1]
+    found: list[tuple] = []
+    running: dict[str, list[Pod]] = defaultdict(list)
+    index = session.state.node_index
+    for pod in session.snapshot.pods:
+        if pod.node is None or pod.terminating or pod.node not in index:
+            continue
+        gang = session.gangs.get(pod.gang) if pod.gang is not None and session.config.gangs else None
+        if gang is not None:
+            running[gang.key].append(pod)
+        elif pod.preemptible and pod.priority < below:
+            found.append((pod.key, [pod], (), pod.priority, None, pod.started or 0.0, pod.created))
+    groups = {group.key: group for group in session.snapshot.gang_groups}
+    seen: set[str] = set()
+    for gang_key in running:
+        gang = session.gangs[gang_key]
+        group = groups.get(gang.group) if gang.group is not None else None
+        key = group.key if group is not None else gang.key
+        if key in seen:
+            continue
+        seen.add(key)
+        members = tuple(k for k in (group.members if group else (gang.key,)) if k in session.gangs)
+        priority = max(gang_priority(session.gangs[k], session.members.get(k, [])) for k in members)
+        if priority < below:
+            found.extend(_gang_victims(session, key, members, priority, running))
+    victims = _build(session, found)
+    victims.sort(key=Victim.order, reverse=True)
+    for victim in victims if session.evicted else ():  # built again: what is gone stays gone
+        victim.evicted = any(pod.key in session.evicted for pod in victim.pods)
+    session.victims = (below, victims)
+    return victims
+
+
+def _gang_victims(
+    session: Session, key: str, members: tuple[str, ...], priority: int, running: dict[str, list[Pod]]
+) -> list[tuple]:
+    """The elastic members of each gang of a group, then the group's core taken whole."""
+    found: list[tuple] = []
+    core: list[Pod] = []
+    for k in members:
+        gang = session.gangs[k]
+        spare = _elastic(session, gang, running.get(k, [])) if gang.preemptible else []
+        found.extend((p.key, [p], (), priority, gang, p.started or 0.0, p.created) for p in spare)
+        taken = {p.key for p in spare}
+        core.extend(p for p in running.get(k, ()) if p.key not in taken)
+    everyone = [p for k in members for p in running.get(k, ())]
+    movable = all(session.gangs[k].preemptible for k in members) and all(p.preemptible for p in everyone)
+    if core and movable:  # dated by its youngest member, elastic ones included
+        started = max(p.started or 0.0 for p in everyone)
+        found.append((key, core, members, priority, None, started, max(p.created for p in everyone)))
+    return found
+
+
+def _elastic(session: Session, gang: Gang, running: list[Pod]) -> list[Pod]:
+    """Members that may go with the gang still at min_member and min_resources: youngest first."""
+    spare = len(running) - gang.min_member
+    if spare <= 0:
+        return []
+    state = session.state
+    left = None
+    columns = [state.column[name] for name in gang.min_resources if name in state.column]
+    if columns:
+        wanted = state.requests_vector(gang.min_resources)
+        left = sum((state.vector(p) for p in running), np.zeros(len(state.resources), np.int64)) - wanted
+    taken: list[Pod] = []
+    for pod in sorted(running, key=_age, reverse=True):
+        if len(taken) == spare:
+            break
+        if not pod.preemptible:
+            continue
+        if left is not None:
+            after = left - state.vector(pod)
+            if np.any(after[columns] < 0):
+                continue
+            left = after
+        taken.append(pod)
+    return taken
+
+
+def _age(pod: Pod) -> tuple:
+    return (pod.started or 0.0, pod.created, pod.key)
+
+
+def _build(session: Session, found: list[tuple]) -> list[Victim]:
+    """Victims whose node and request arrays are views into two arrays built in one go."""
+    state = session.state
+    pods = [pod for spec in found for pod in spec[1]]
+    if not pods:
+        return []
+    positions = np.fromiter((state.pod_position[id(pod)] for pod in pods), dtype=np.int64, count=len(pods))
+    nodes = state.pod_where[positions]
+    rows = state.pod_rows[positions]
+    victims: list[Victim] = []
+    wholes: dict[str, Victim] = {}
+    start = 0
+    for key, members, gangs, priority, elastic_of, started, created in found:
+        end = start + len(members)
+        victim = Victim(
+            key, priority, members, gangs, nodes[start:end], rows[start:end], started, created, elastic_of
+        )
+        for gang in gangs:
+            wholes[gang] = victim
+        victims.append(victim)
+        start = end
+    for victim in victims:
+        if victim.elastic_of is not None:
+            victim.whole = wholes.get(victim.elastic_of.key)
+    return victims

@@ -1,0 +1,80 @@
+"""Running the engine cycle after cycle on plain data, and what the property tests check on it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+
+from scheduler_core.engine import Gang, Snapshot, TransitionKind, apply_result, run_cycle
+
+from .strategies import Scenario
+
+
+def overcommitted(snapshot: Snapshot) -> list[str]:
+    """Every (node, resource) where bound pods plus held reservations exceed allocatable."""
+    used: dict[str, Counter] = defaultdict(Counter)
+    for pod in snapshot.pods:
+        where = pod.node if pod.node is not None else (pod.reserved_node if pod.pending else None)
+        if where is None:
+            continue
+        used[where].update(pod.requests)
+        used[where]["pods"] += 1
+    problems = []
+    for node in snapshot.nodes:
+        for resource, amount in used[node.name].items():
+            if resource == "pods" and "pods" not in node.allocatable:
+                continue
+            allocatable = node.allocatable.get(resource, 0)
+            if amount > allocatable:
+                problems.append(f"{node.name} {resource}: {amount} > {allocatable}")
+    return problems
+
+
+def advance(snapshot: Snapshot, now: float) -> Snapshot:
+    """Pods whose declared duration has elapsed complete and leave the snapshot."""
+    pods = tuple(
+        pod
+        for pod in snapshot.pods
+        if not (
+            pod.node is not None
+            and pod.started is not None
+            and pod.duration is not None
+            and pod.started + pod.duration <= now
+        )
+    )
+    return dataclasses.replace(snapshot, pods=pods)
+
+
+def trajectory(scenario: Scenario, cycles: int, step: float = 37.0):
+    """Yield (snapshot before, result, snapshot after, now) for consecutive cycles."""
+    snapshot, now = scenario.snapshot, scenario.now
+    for _ in range(cycles):
+        result = run_cycle(snapshot, now, scenario.config)
+        after = apply_result(snapshot, result, now)
+        yield snapshot, result, after, now
+        now += step
+        snapshot = advance(after, now)
+
+
+def gang_priority(snapshot: Snapshot, gang: Gang) -> int:
+    if gang.priority is not None:
+        return gang.priority
+    return max((pod.priority for pod in snapshot.pods if pod.gang == gang.key), default=0)
+
+
+def satisfied_now(result, key: str) -> bool:
+    return TransitionKind.SATISFIED in result.transitions_of(key)
+
+
+def fell_back(gang: Gang, result) -> bool:
+    return gang.fallen_back or TransitionKind.FELL_BACK in result.transitions_of(gang.key)
+
+
+def check_binds_sane(before: Snapshot, result) -> None:
+    pods = {pod.key: pod for pod in before.pods}
+    nodes = {node.name: node for node in before.nodes}
+    counts = Counter(bind.pod for bind in result.binds)
+    assert not [key for key, n in counts.items() if n > 1], f"pods bound twice in one cycle: {counts}"
+    for bind in result.binds:
+        assert bind.pod in pods and pods[bind.pod].pending, f"{bind} is not a pending pod"
+        assert bind.node in nodes and nodes[bind.node].ready, f"{bind} is not on a ready node"
