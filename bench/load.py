@@ -91,6 +91,9 @@ def parse_args() -> argparse.Namespace:
 def tokens(count: int, operators: int) -> list[str]:
     """API tokens of the load users, created in the server's database if missing."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
+    from bench.local_key import ensure_local_key
+
+    ensure_local_key()
     import django
 
     django.setup()

@@ -57,6 +57,9 @@ def parse_args() -> argparse.Namespace:
 
 def configure_environment() -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "gangsched.settings"
+    from bench.local_key import ensure_local_key
+
+    ensure_local_key()
     os.environ["DATABASE_URL"] = f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{BENCH_DB}"
     os.environ["ALLOWED_HOSTS"] = "testserver,localhost"
     os.environ.setdefault("LOG_LEVEL", "WARNING")

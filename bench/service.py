@@ -99,6 +99,9 @@ def parse_args() -> argparse.Namespace:
 def configure_environment() -> None:
     """Point this process (and the worker it starts) at the bench database, Redis db and queue."""
     os.environ["DJANGO_SETTINGS_MODULE"] = "gangsched.settings"
+    from bench.local_key import ensure_local_key
+
+    ensure_local_key()
     os.environ["DATABASE_URL"] = f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{BENCH_DB}"
     os.environ["REDIS_URL"] = REDIS_URL
     os.environ["GANGSCHED_CELERY_QUEUE"] = QUEUE
