@@ -45,6 +45,7 @@ DEFAULT_PRIORITY_CLASSES = {"high": 1000, "default": 0, "low": -100}
 #: Kubernetes caps user-defined priorities at one billion; higher values are the system's.
 MAX_USER_PRIORITY = 1_000_000_000
 PRIORITY_GROUP = "scheduling.k8s.io"
+PRIORITY_API_VERSION = f"{PRIORITY_GROUP}/v1"
 
 
 def _metadata(manifest: Manifest) -> tuple[str, dict[str, Any]]:
@@ -220,11 +221,6 @@ def load_priority_class(manifest: Manifest, readers=()) -> Loaded:
     return Loaded(object_name=priority_class.object_name, objects=[priority_class])
 
 
-KINDS = {
-    ("", "Node"): load_node,
-    ("", "Namespace"): load_namespace,
-    (PRIORITY_GROUP, "PriorityClass"): load_priority_class,
-}
 #: Kinds that change the cluster for everyone, and the permission applying one through the API
 #: takes (the operators group has both; a Namespace changes nothing). Seeing every gang is not
 #: enough: a read-only viewer must not add nodes or reorder everyone's priorities.
@@ -266,7 +262,9 @@ def _classes(applied: Iterable[PriorityClassObject] = ()) -> _Classes:
 def priority_classes(manifests: Iterable[Manifest]) -> Iterator[None]:
     """Resolve priorities against the classes stored plus those among ``manifests``, read once."""
     applied = [
-        priority_class_read(m) for m in manifests if (m.group, m.kind) == (PRIORITY_GROUP, "PriorityClass")
+        priority_class_read(m)
+        for m in manifests
+        if (m.api_version, m.kind) == (PRIORITY_API_VERSION, "PriorityClass")  # others: refused later
     ]
     token = _resolving.set(_classes(applied))
     try:

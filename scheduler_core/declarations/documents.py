@@ -46,8 +46,12 @@ class Manifest:
 
     @property
     def group(self) -> str:
-        """``scheduling.x-k8s.io`` of ``scheduling.x-k8s.io/v1alpha1``; ``""`` for the core group."""
-        return self.api_version.rpartition("/")[0]
+        return group_of(self.api_version)
+
+
+def group_of(api_version: str) -> str:
+    """``scheduling.x-k8s.io`` of ``scheduling.x-k8s.io/v1alpha1``; ``""`` for the core group."""
+    return api_version.rpartition("/")[0]
 
 
 def _too_many_values() -> DeclarationError:

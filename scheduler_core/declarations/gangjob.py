@@ -99,6 +99,3 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         field=manifest.path,
     )
     return Loaded(object_name=f"gangjob.{GROUP}/{name}", gangs=[gang], pods=pods)
-
-
-KINDS = {(GROUP, "GangJob"): load}

@@ -84,6 +84,3 @@ def pod_gang(
             )
             break
     return ref
-
-
-KINDS = {(GROUP, "PodGroup"): load}

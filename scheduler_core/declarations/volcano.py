@@ -332,6 +332,3 @@ def _policies(value: Any, field: str) -> dict[str, str]:
                     v.join(where, "action"), f"{event} is given two actions: {named[event]} and {action}"
                 )
     return {event: named.get(event, star) for event in ("PodFailed", "PodEvicted") if named.get(event, star)}
-
-
-KINDS = {(GROUP, "PodGroup"): load_podgroup, (JOB_GROUP, "Job"): load_job}

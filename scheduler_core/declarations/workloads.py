@@ -242,11 +242,3 @@ def load_deployment(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
 def load_statefulset(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     name, pods = template_pods(manifest, "replicas", readers)
     return Loaded(object_name=f"statefulset.apps/{name}", pods=pods)
-
-
-KINDS = {
-    ("", "Pod"): load_pod,
-    ("batch", "Job"): load_job,
-    ("apps", "Deployment"): load_deployment,
-    ("apps", "StatefulSet"): load_statefulset,
-}
