@@ -1,13 +1,12 @@
 """Manifest text -> documents -> the objects to load, as ``kubectl apply -f`` reads them.
 
-- ``documents_parse(text)``: a multi-document YAML stream, or JSON (one object or a stream of
-  objects), refused over ``GANGSCHED_MAX_MANIFEST_BYTES``. YAML timestamps stay strings (they
-  are labels and annotations, not dates), JSON's ``NaN``/``Infinity`` extensions are refused.
-  Anything nested deeper than MAX_DEPTH or expanding to more than MAX_VALUES values is refused
-  from the YAML's parse events, before any Python object is built: an alias counts as the size
-  of what it names (a "billion laughs" bomb stops at its first few lines), an alias inside its
-  own anchor is a cycle, and depth never reaches a recursion limit. JSON gets the same two
-  limits after decoding (its decoder builds no shared values).
+- ``documents_parse(text)``: a multi-document YAML stream (``yaml_stream.py``: size limits,
+  repeated keys), or JSON (one object or a stream of objects), refused over
+  ``GANGSCHED_MAX_MANIFEST_BYTES``. Text that holds no object (empty, only comments or ``---``)
+  is refused, as kubectl refuses it ("no objects passed to apply"): the CLI and the API say the
+  same words. JSON's ``NaN``/``Infinity`` extensions and a key given twice in one object are
+  refused; JSON gets the limits of depth and size after decoding (its decoder builds no shared
+  values).
 - ``documents_expand(documents)``: every document must be a mapping with apiVersion and kind;
   ``kind: List`` is replaced by its items. Each object keeps its path (``items[2]``, or
   ``documents[1].items[2]`` when there are several documents) for error messages.
@@ -22,13 +21,9 @@ from typing import Any
 import yaml
 
 from .validate import MAX_MANIFEST_BYTES, DeclarationError, join, limit
+from .yaml_stream import MAX_DEPTH, MAX_VALUES, too_deep, too_many_values, yaml_load
 
-#: Values (mappings, lists, scalars) one apply may expand to: far above what 1 MiB of honest
-#: YAML holds, far below what a YAML alias bomb expands to.
-MAX_VALUES = 1_000_000
-#: Nesting of mappings and lists: a Deployment's deepest field (a node affinity's values, inside
-#: a List) is about 15 levels.
-MAX_DEPTH = 64
+__all__ = ["MAX_DEPTH", "MAX_VALUES", "Manifest", "documents_expand", "documents_parse", "values_check"]
 
 
 @dataclass(frozen=True)
@@ -54,65 +49,6 @@ def group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
-def _too_many_values() -> DeclarationError:
-    return DeclarationError("", f"expands to more than {MAX_VALUES} values (YAML aliases?)")
-
-
-def _too_deep() -> DeclarationError:
-    return DeclarationError("", f"nested more than {MAX_DEPTH} levels deep")
-
-
-#: libyaml's parser and composer (six times faster than PyYAML's pure-Python ones on a 1 MiB
-#: manifest); the pure-Python classes where PyYAML was built without libyaml.
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_SafeLoader):
-    """SafeLoader without the YAML 1.1 timestamp type: ``2026-01-02`` stays a string."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _yaml_limits_check(text: str) -> None:
-    """Walk the YAML's events (no objects are built) and refuse it past MAX_DEPTH or MAX_VALUES.
-
-    An alias counts as the size of the value its anchor names, so a "billion laughs" bomb is
-    refused after its first few lines instead of after it has been expanded; an alias inside
-    its own anchor is a cycle. Structural errors are left to the loader, which reports them.
-    """
-    values, sizes = 0, {}  # sizes: anchors of this document whose value is complete
-    open_values: list[tuple[str | None, int]] = []  # (anchor, values before it) per open collection
-    for event in yaml.parse(text, Loader=_Loader):
-        if isinstance(event, yaml.DocumentStartEvent):
-            sizes = {}
-        elif isinstance(event, yaml.AliasEvent):
-            if event.anchor not in sizes:
-                if any(anchor == event.anchor for anchor, _ in open_values):
-                    raise DeclarationError(
-                        "", f"the alias *{event.anchor} is inside its own anchor (a cycle)"
-                    )
-                continue  # undefined: the loader says so
-            values += sizes[event.anchor]
-        elif isinstance(event, yaml.NodeEvent):  # a scalar, or the start of a mapping or list
-            values += 1
-            if isinstance(event, yaml.CollectionStartEvent):
-                open_values.append((event.anchor, values - 1))
-                if len(open_values) > MAX_DEPTH:
-                    raise _too_deep()
-            elif event.anchor is not None:
-                sizes[event.anchor] = 1
-        elif isinstance(event, yaml.CollectionEndEvent):
-            anchor, before = open_values.pop()
-            if anchor is not None:
-                sizes[anchor] = values - before
-        if values > MAX_VALUES:
-            raise _too_many_values()
-
-
 def size_check(size: int) -> None:
     maximum = limit("GANGSCHED_MAX_MANIFEST_BYTES", MAX_MANIFEST_BYTES)
     if size > maximum:
@@ -120,7 +56,8 @@ def size_check(size: int) -> None:
 
 
 def documents_parse(text: str | bytes) -> list[Any]:
-    """The documents of a YAML or JSON manifest; empty documents (``---`` alone) are skipped."""
+    """The documents of a YAML or JSON manifest (at least one); empty YAML documents (``---``
+    alone) are skipped."""
     size_check(len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass")))
     if isinstance(text, bytes):
         try:
@@ -128,19 +65,19 @@ def documents_parse(text: str | bytes) -> list[Any]:
         except UnicodeDecodeError as error:
             raise DeclarationError("", f"the manifest is not UTF-8 text: {error}") from None
     try:
-        if text.lstrip().startswith("{"):
-            documents = _json_stream(text)
-        else:
-            _yaml_limits_check(text)
-            documents = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+        documents = _json_stream(text) if text.lstrip().startswith("{") else yaml_load(text)
     except DeclarationError:
-        raise  # the YAML limits
+        raise  # the YAML limits, a repeated key
     except yaml.YAMLError as error:
         raise DeclarationError("", f"not valid YAML: {error}") from None
     except RecursionError:  # JSON nested deeper than Python recurses
-        raise _too_deep() from None
+        raise too_deep() from None
     except ValueError as error:  # JSON syntax, NaN, integers of more than 4300 digits
         raise DeclarationError("", f"not valid JSON: {error}") from None
+    if not documents:
+        raise DeclarationError(
+            "", "the manifest holds no objects" if text.strip() else "the manifest is empty"
+        )
     values_check(documents)
     return documents
 
@@ -150,15 +87,58 @@ def _refuse_constant(name: str) -> float:
 
 
 def _json_stream(text: str) -> list[Any]:
-    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    repeated: list[_RepeatedKeys] = []
+    decoder = json.JSONDecoder(
+        parse_constant=_refuse_constant, object_pairs_hook=lambda pairs: _json_object(pairs, repeated)
+    )
     documents, position = [], 0
     while True:
         while position < len(text) and text[position].isspace():
             position += 1
         if position == len(text):
-            return documents
+            break
         document, position = decoder.raw_decode(text, position)
         documents.append(document)
+    if repeated:
+        key = repeated[0].repeated
+        raise DeclarationError(
+            join(_path_of(repeated[0], documents), key),
+            f"the key {key!r} appears twice in one object: remove one",
+        )
+    return documents
+
+
+class _RepeatedKeys(dict):
+    """A JSON object whose text gave a key twice (``repeated``, the first such key)."""
+
+    repeated = ""
+
+
+def _json_object(pairs: list[tuple[str, Any]], repeated: list[_RepeatedKeys]) -> dict[str, Any]:
+    """json's ``object_pairs_hook``: the object, marked when a key repeats (json keeps the last)."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    marked = _RepeatedKeys(obj)
+    marked.repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+    repeated.append(marked)
+    return marked
+
+
+def _path_of(target: Any, documents: list[Any]) -> str:
+    """The path of ``target`` among the documents, named as ``documents_expand`` names them."""
+    prefix = ["" if len(documents) == 1 else f"documents[{index}]" for index in range(len(documents))]
+    stack = list(zip(reversed(documents), reversed(prefix), strict=True))
+    while stack:
+        value, path = stack.pop()
+        if value is target:
+            return path
+        if isinstance(value, dict):
+            stack.extend(reversed([(child, join(path, str(key))) for key, child in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(child, join(path, index)) for index, child in enumerate(value)]))
+    return ""
 
 
 def values_check(documents: list[Any]) -> None:
@@ -170,9 +150,9 @@ def values_check(documents: list[Any]) -> None:
         value, depth = stack.pop()
         budget -= 1
         if budget < 0:
-            raise _too_many_values()
+            raise too_many_values()
         if depth > MAX_DEPTH:
-            raise _too_deep()
+            raise too_deep()
         if isinstance(value, str) and "\x00" in value:
             raise DeclarationError("", "a string holds a NUL (\\u0000) character")
         if isinstance(value, dict):
