@@ -30,10 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 
-from scheduler_core.validators import validate_taints
-
+from . import node_constraints
 from . import validate as v
 from .documents import Manifest
 from .spec import Loaded
@@ -106,15 +104,7 @@ def load_node(manifest: Manifest, readers=()) -> Loaded:
             v.join(status_field, "allocatable"), f"node {name} needs status.allocatable (or status.capacity)"
         )
     v.resources(allocatable, resources_field)
-    taints_field = v.join(spec_field, "taints")
-    try:
-        validate_taints(v.sequence(spec.get("taints"), taints_field))
-    except ValidationError as error:
-        raise v.DeclarationError(taints_field, "; ".join(error.messages)) from None
-    taints = [  # timeAdded and the like are the node controller's, not the node's spec
-        {k: str(taint[k]) for k in ("key", "value", "effect") if taint.get(k) is not None}
-        for taint in spec.get("taints") or []
-    ]
+    taints = node_constraints.taints(spec.get("taints"), v.join(spec_field, "taints"))
     unschedulable = spec.get("unschedulable", False)
     if not isinstance(unschedulable, bool):
         raise v.DeclarationError(v.join(spec_field, "unschedulable"), "must be true or false")
@@ -282,7 +272,7 @@ def priority_resolve(class_name: Any, field: str) -> int:
     if not isinstance(class_name, str) or class_name not in classes:
         raise v.DeclarationError(
             field,
-            f"unknown priority class {class_name!r}: apply a PriorityClass of that name first "
+            f"unknown priority class {v.shown(class_name)}: apply a PriorityClass of that name first "
             f"(known: {', '.join(sorted(classes))})",
         )
     return classes[class_name]

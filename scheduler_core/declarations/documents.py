@@ -15,12 +15,13 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from .validate import MAX_MANIFEST_BYTES, DeclarationError, join, limit
+from .validate import MAX_MANIFEST_BYTES, DeclarationError, join, kind_of, limit, shown
 from .yaml_stream import MAX_DEPTH, MAX_VALUES, too_deep, too_many_values, yaml_load
 
 __all__ = ["MAX_DEPTH", "MAX_VALUES", "Manifest", "documents_expand", "documents_parse", "values_check"]
@@ -42,6 +43,12 @@ class Manifest:
     @property
     def group(self) -> str:
         return group_of(self.api_version)
+
+    @property
+    def name_field(self) -> str:
+        """Where the object as a whole is named in errors (``metadata.name``, never empty, so a
+        conflict about a lone document still names a field)."""
+        return join(self.path, "metadata", "name")
 
 
 def group_of(api_version: str) -> str:
@@ -78,7 +85,7 @@ def documents_parse(text: str | bytes) -> list[Any]:
         raise DeclarationError(
             "", "the manifest holds no objects" if text.strip() else "the manifest is empty"
         )
-    values_check(documents)
+    values_check(documents, finite=True)
     return documents
 
 
@@ -141,10 +148,12 @@ def _path_of(target: Any, documents: list[Any]) -> str:
     return ""
 
 
-def values_check(documents: list[Any]) -> None:
-    """Refuse documents nested deeper than MAX_DEPTH, holding more than MAX_VALUES values, or
-    with a NUL character in a string (PostgreSQL stores none, in text or in jsonb). Iterative,
-    so a deep document cannot exhaust the stack here. The API's JSON parser applies it too."""
+def values_check(documents: list[Any], *, finite: bool = False) -> None:
+    """Refuse documents nested deeper than MAX_DEPTH, holding more than MAX_VALUES values, with
+    a NUL character in a string or, with ``finite``, a NaN or infinite number (YAML's ``.nan``,
+    JSON's ``1e999``): PostgreSQL stores none of them in jsonb, where every declaration is kept.
+    Iterative, so a deep document cannot exhaust the stack here. The API's JSON parser applies
+    it too (without ``finite``: its serializers name the number's field)."""
     budget, stack = MAX_VALUES, [(document, 1) for document in documents]
     while stack:
         value, depth = stack.pop()
@@ -154,7 +163,12 @@ def values_check(documents: list[Any]) -> None:
         if depth > MAX_DEPTH:
             raise too_deep()
         if isinstance(value, str) and "\x00" in value:
-            raise DeclarationError("", "a string holds a NUL (\\u0000) character")
+            raise DeclarationError(_path_of(value, documents), "a string holds a NUL (\\u0000) character")
+        if finite and isinstance(value, float) and not math.isfinite(value):  # .nan, .inf, 1e999
+            raise DeclarationError(
+                _path_of(value, documents),
+                f"{shown(value)} is not a number (JSON and the database hold none)",
+            )
         if isinstance(value, dict):
             stack.extend((child, depth + 1) for child in value.values())
             stack.extend((key, depth + 1) for key in value)
@@ -186,7 +200,7 @@ def documents_expand(documents: list[Any]) -> list[Manifest]:
 def _object_check(document: Any, path: str, index: int) -> None:
     where = path or f"documents[{index}]"
     if not isinstance(document, dict):
-        raise DeclarationError(where, f"must be a mapping (an object), not {type(document).__name__}")
+        raise DeclarationError(where, f"must be a mapping (an object), not {kind_of(document)}")
     for key in ("apiVersion", "kind"):
         if not isinstance(document.get(key), str) or not document[key]:
             raise DeclarationError(join(where, key), "is required (a non-empty string)")

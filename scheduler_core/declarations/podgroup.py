@@ -48,7 +48,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         else v.wait_seconds(timeout, v.join(spec_field, "scheduleTimeoutSeconds")),
         source_format=SOURCE,
         declaration=manifest.obj,
-        field=manifest.path,
+        field=manifest.name_field,
     )
     annotations_field = v.join(manifest.path, "metadata", "annotations")
     annotations = v.string_map(metadata.get("annotations"), annotations_field)

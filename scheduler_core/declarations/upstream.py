@@ -69,7 +69,7 @@ def load_podgroup(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     spec_field = v.join(manifest.path, "spec")
     spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
     min_count = _policy(spec.get("schedulingPolicy"), v.join(spec_field, "schedulingPolicy"))
-    gang = _gang(namespace, name, min_count, SOURCE_V1ALPHA2, manifest.obj, manifest.path)
+    gang = _gang(namespace, name, min_count, SOURCE_V1ALPHA2, manifest.obj, manifest.name_field)
     return Loaded(object_name=f"podgroup.{GROUP}/{name}", gangs=[gang])
 
 
