@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from .validate import MAX_MANIFEST_BYTES, DeclarationError, join, kind_of, limit, shown
+from .validate import INT64_MAX, INT64_MIN, MAX_MANIFEST_BYTES, DeclarationError, join, kind_of, limit, shown
 from .yaml_stream import MAX_DEPTH, MAX_VALUES, too_deep, too_many_values, yaml_load
 
 __all__ = ["MAX_DEPTH", "MAX_VALUES", "Manifest", "documents_expand", "documents_parse", "values_check"]
@@ -70,13 +70,17 @@ def documents_parse(text: str | bytes) -> list[Any]:
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise DeclarationError("", f"the manifest is not UTF-8 text: {error}") from None
+            byte, offset = error.object[error.start], error.start
+            reason = f"byte 0x{byte:02x} at offset {offset} cannot start a character"
+            raise DeclarationError("", f"the manifest is not UTF-8 text: {reason}") from None
     try:
         documents = _json_stream(text) if text.lstrip().startswith("{") else yaml_load(text)
     except DeclarationError:
         raise  # the YAML limits, a repeated key
-    except yaml.YAMLError as error:
-        raise DeclarationError("", f"not valid YAML: {error}") from None
+    except yaml.YAMLError as error:  # PyYAML calls the text "<unicode string>"
+        raise DeclarationError(
+            "", f"not valid YAML: {error}".replace('in "<unicode string>", ', "at ")
+        ) from None
     except RecursionError:  # JSON nested deeper than Python recurses
         raise too_deep() from None
     except ValueError as error:  # JSON syntax, NaN, integers of more than 4300 digits
@@ -85,8 +89,19 @@ def documents_parse(text: str | bytes) -> list[Any]:
         raise DeclarationError(
             "", "the manifest holds no objects" if text.strip() else "the manifest is empty"
         )
-    values_check(documents, finite=True)
+    values_check(documents, json_only=True)
     return documents
+
+
+_JSON_TYPES = (dict, list, str, int, float, type(None))
+
+
+def _number_shown(value: int | str) -> str:
+    """An integer for a message; Python converts no more than 4,300 digits to text."""
+    text = value if isinstance(value, str) else str(value) if value.bit_length() <= 256 else ""
+    if not text:
+        return f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= 24 else f"{text[:24]}... ({len(text)} digits)"
 
 
 def _refuse_constant(name: str) -> float:
@@ -96,7 +111,9 @@ def _refuse_constant(name: str) -> float:
 def _json_stream(text: str) -> list[Any]:
     repeated: list[_RepeatedKeys] = []
     decoder = json.JSONDecoder(
-        parse_constant=_refuse_constant, object_pairs_hook=lambda pairs: _json_object(pairs, repeated)
+        parse_constant=_refuse_constant,
+        parse_int=_json_int,
+        object_pairs_hook=lambda pairs: _json_object(pairs, repeated),
     )
     documents, position = [], 0
     while True:
@@ -113,6 +130,15 @@ def _json_stream(text: str) -> list[Any]:
             f"the key {key!r} appears twice in one object: remove one",
         )
     return documents
+
+
+class _TooLong(str):
+    """A JSON integer of more digits than any int64 has, kept as its text for the error
+    (``int()`` of more than 4,300 digits would fail inside the decoder, in Python's words)."""
+
+
+def _json_int(text: str) -> int | _TooLong:
+    return int(text) if len(text) <= 20 else _TooLong(text)
 
 
 class _RepeatedKeys(dict):
@@ -139,8 +165,8 @@ def _path_of(target: Any, documents: list[Any]) -> str:
     stack = list(zip(reversed(documents), reversed(prefix), strict=True))
     while stack:
         value, path = stack.pop()
-        if value is target:
-            return path
+        if value is target or (isinstance(value, dict) and any(key is target for key in value)):
+            return path  # a mapping's key: the mapping
         if isinstance(value, dict):
             stack.extend(reversed([(child, join(path, str(key))) for key, child in value.items()]))
         elif isinstance(value, list):
@@ -148,12 +174,13 @@ def _path_of(target: Any, documents: list[Any]) -> str:
     return ""
 
 
-def values_check(documents: list[Any], *, finite: bool = False) -> None:
-    """Refuse documents nested deeper than MAX_DEPTH, holding more than MAX_VALUES values, with
-    a NUL character in a string or, with ``finite``, a NaN or infinite number (YAML's ``.nan``,
-    JSON's ``1e999``): PostgreSQL stores none of them in jsonb, where every declaration is kept.
-    Iterative, so a deep document cannot exhaust the stack here. The API's JSON parser applies
-    it too (without ``finite``: its serializers name the number's field)."""
+def values_check(documents: list[Any], *, json_only: bool = False) -> None:
+    """Refuse documents nested deeper than MAX_DEPTH, holding more than MAX_VALUES values or a
+    NUL character in a string; with ``json_only``, also what JSON (and PostgreSQL's jsonb, where
+    every declaration is kept) cannot hold or Kubernetes cannot read: a NaN or infinite number
+    (YAML's ``.nan``, JSON's ``1e999``), an integer outside int64, YAML's binary data, sets and
+    dates. Each names its path. Iterative, so a deep document cannot exhaust the stack. The
+    API's JSON parser applies it too, without ``json_only`` (its serializers name such fields)."""
     budget, stack = MAX_VALUES, [(document, 1) for document in documents]
     while stack:
         value, depth = stack.pop()
@@ -162,9 +189,21 @@ def values_check(documents: list[Any], *, finite: bool = False) -> None:
             raise too_many_values()
         if depth > MAX_DEPTH:
             raise too_deep()
+        if isinstance(value, _TooLong) or (
+            json_only and isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX
+        ):
+            raise DeclarationError(
+                _path_of(value, documents),
+                f"{_number_shown(value)} is out of range: a number here is a 64-bit integer at most",
+            )
+        if json_only and not isinstance(value, _JSON_TYPES):  # YAML's !!binary, !!set, !!timestamp
+            raise DeclarationError(
+                _path_of(value, documents),
+                f"is {kind_of(value)}: a manifest holds strings, numbers, booleans, null, lists and objects",
+            )
         if isinstance(value, str) and "\x00" in value:
             raise DeclarationError(_path_of(value, documents), "a string holds a NUL (\\u0000) character")
-        if finite and isinstance(value, float) and not math.isfinite(value):  # .nan, .inf, 1e999
+        if json_only and isinstance(value, float) and not math.isfinite(value):  # .nan, .inf, 1e999
             raise DeclarationError(
                 _path_of(value, documents),
                 f"{shown(value)} is not a number (JSON and the database hold none)",

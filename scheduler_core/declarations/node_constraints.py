@@ -25,7 +25,7 @@ from scheduler_core.validators import SELECTOR_OPERATORS, TAINT_EFFECTS
 
 from . import validate as v
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+INT64_MIN, INT64_MAX = v.INT64_MIN, v.INT64_MAX
 #: A Gt/Lt value: an int64 in decimal that is also a valid label value (so without a sign).
 _LABEL_INTEGER = re.compile(r"[0-9]{1,19}")
 

@@ -17,6 +17,7 @@ Limits (settings, read with getattr so each has a default):
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Mapping
@@ -33,6 +34,8 @@ MAX_GANG_MEMBERS = 10_000
 MAX_WAIT_SECONDS = 7 * 24 * 3600
 MAX_QUANTITY = 2**48
 MAX_GROUP_GANGS = 100
+#: Kubernetes' integers (and Go's strconv.ParseInt): no number of a manifest may leave this range.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DIGITS = re.compile(r"[+-]?[0-9]{1,19}")
@@ -69,11 +72,12 @@ def kind_of(value: Any) -> str:
     for kind, name in _KINDS:
         if isinstance(value, kind):
             return name
-    return f"a YAML {type(value).__name__} value (only strings, numbers, booleans, lists and objects)"
+    return "a value JSON does not have"
 
 
 _KINDS = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"))
-_KINDS += ((list, "a list"), (dict, "an object"))
+_KINDS += ((list, "a list"), (dict, "an object"), (bytes, "binary data (!!binary)"), (set, "a set (!!set)"))
+_KINDS += ((datetime.date, "a date (!!timestamp)"),)
 
 
 def shown(value: Any) -> str:
@@ -204,7 +208,7 @@ def wait_seconds(value: Any, field: str, *, duration: bool = False, text_ok: boo
     if duration and isinstance(value, str) and not _DIGITS.fullmatch(value):
         seconds = _go_duration(value, field)
     else:
-        seconds = integer(value, field, minimum=-(2**63), maximum=2**63 - 1, text_ok=text_ok or duration)
+        seconds = integer(value, field, minimum=INT64_MIN, maximum=INT64_MAX, text_ok=text_ok or duration)
     if not 0 < seconds <= maximum:
         raise DeclarationError(
             field, f"{shown(value)} is out of range: must be positive and at most {maximum}s"

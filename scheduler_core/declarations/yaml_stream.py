@@ -41,7 +41,22 @@ _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Loader(_SafeLoader):
-    """SafeLoader without the YAML 1.1 timestamp type: ``2026-01-02`` stays a string."""
+    """SafeLoader without the YAML 1.1 timestamp type: ``2026-01-02`` stays a string; a value
+    its tag cannot read (``!!int x``, an integer of 5,000 digits) is a YAML error with its line,
+    not Python's words (``invalid literal for int() with base 10``)."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError):
+            kind = (
+                "!!" + node.tag.rpartition(":")[2] if node.tag.startswith("tag:yaml.org,2002:") else node.tag
+            )
+            shown = node.value if isinstance(node.value, str) else kind
+            shown = shown if len(shown) <= 40 else f"{shown[:40]}... ({len(shown)} characters)"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {shown!r} as {kind}", node.start_mark
+            ) from None
 
 
 Loader.yaml_implicit_resolvers = {

@@ -3,6 +3,7 @@
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -142,3 +143,35 @@ def test_a_repeated_key_reads_the_same_in_the_cli_and_the_api(tmp_path, as_alice
 )
 def test_keys_that_do_not_repeat_in_one_mapping_are_fine(text):
     assert documents_parse(text)
+
+
+# (text, field, words): values a manifest cannot hold, refused at parse in JSON's words.
+UNREADABLE = [
+    ("a: !!int x\n", "", "not valid YAML: cannot read 'x' as !!int\n  at line 1, column 4"),
+    ("a: !!float y\n", "", "cannot read 'y' as !!float"),
+    ("a: 1" + "0" * 5000 + "\n", "", "(5001 characters)' as !!int"),
+    ("a: [0x" + "f" * 5000 + "]\n", "a[0]", "an integer of 20000 bits is out of range"),
+    ('{"a": {"b": 1' + "0" * 5000 + "}}", "a.b", "(5001 digits) is out of range"),
+    ('{"a": 9223372036854775808}', "a", "9223372036854775808 is out of range: a number here is a 64-bit"),
+    ("a: {b: -9223372036854775809}\n", "a.b", "out of range"),
+    ("a: {b: .nan}\n", "a.b", "NaN is not a number"),
+    ('{"a": [1e999]}', "a[0]", "Infinity is not a number"),
+    ("a: !!binary aGk=\n", "a", "is binary data (!!binary)"),
+    ("a: [!!set {x}]\n", "a[0]", "is a set (!!set)"),
+    ("a: !!timestamp 2026-01-02\n", "a", "is a date (!!timestamp)"),
+    (b"a: \xff\n", "", "the manifest is not UTF-8 text: byte 0xff at offset 3 cannot start a character"),
+]
+
+
+@pytest.mark.parametrize(("text", "field", "words"), UNREADABLE)
+def test_a_value_no_manifest_can_hold_is_refused_in_plain_words(text, field, words):
+    with pytest.raises(DeclarationError) as error:
+        documents_parse(text)
+    assert (error.value.field, words in error.value.reason) == (field, True), error.value.reason
+    assert not re.search(r"invalid literal|int\(\)|codec|sys\.|<unicode string>", error.value.reason)
+
+
+def test_the_int64_bounds_themselves_are_fine():
+    assert documents_parse('{"a": [-9223372036854775808, 9223372036854775807]}') == [
+        {"a": [-(2**63), 2**63 - 1]}
+    ]

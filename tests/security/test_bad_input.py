@@ -73,6 +73,7 @@ BAD_MANIFESTS = [
     (podgroup() + "status: {limits: [1, -.inf]}\n", "application/yaml", "status.limits[1]", "-Infinity"),
     ("\udcff", "application/yaml", "body", "not UTF-8"),
     ("kind: [unclosed\n", "text/yaml", "body", "not valid YAML"),
+    (podgroup(spec="{minMember: !!int x}"), "application/yaml", "body", "cannot read 'x' as !!int"),
     ("null", "application/json", "body", "holds no objects"),
     ("# nothing\n---\n---\n", "application/yaml", "body", "holds no objects"),
     (podgroup(name="训练"), "application/yaml", "metadata.name", "RFC 1123"),
