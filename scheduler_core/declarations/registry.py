@@ -13,7 +13,8 @@
 
 Versions, as served upstream: Kubernetes' own kinds in their GA versions (the beta versions of
 Deployment, StatefulSet and PriorityClass were removed in 1.16 and 1.22); scheduler-plugins'
-PodGroup in ``v1alpha1`` (its only version); Volcano's PodGroup in ``v1beta1`` and vcjob in
+PodGroup in ``v1alpha1`` (its only version, in ``scheduling.x-k8s.io`` and, before that,
+``scheduling.sigs.k8s.io``); Volcano's PodGroup in ``v1beta1`` and vcjob in
 ``v1alpha1`` (the versions its CRDs serve); the upstream Workload API in ``v1alpha1`` (1.35) and
 ``v1alpha2`` (1.36, with its PodGroup); gangsched's own GangJob in ``v1``.
 """
@@ -37,7 +38,8 @@ OBJECTS: dict[tuple[str, str], Load] = {
     ("apps/v1", "Deployment"): workloads.load_deployment,
     ("apps/v1", "StatefulSet"): workloads.load_statefulset,
     (cluster.PRIORITY_API_VERSION, "PriorityClass"): cluster.load_priority_class,
-    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): podgroup.load,
+    (f"{podgroup.GROUP}/v1alpha1", "PodGroup"): podgroup.load,
+    (f"{podgroup.LEGACY_GROUP}/v1alpha1", "PodGroup"): podgroup.load,
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): volcano.load_podgroup,
     ("batch.volcano.sh/v1alpha1", "Job"): volcano.load_job,
     (upstream.V1ALPHA1, "Workload"): upstream.load_workload,

@@ -22,8 +22,8 @@ PYTHON = re.compile(
 #: A value of each wrong type, and numbers past every bound.
 BAD = [None, True, 2**63, 1.5, math.nan, "x", [1, 2], {"a": 1}]
 
-#: The kinds no example file holds: a Node, a Namespace, a PriorityClass, a Pod with every
-#: constraint (tolerations, node affinity).
+#: The kinds no example file holds: a Node, a Namespace, the older scheduler-plugins PodGroup, a
+#: PriorityClass, a Pod with every constraint (tolerations, node affinity).
 MORE = """
 apiVersion: v1
 kind: Node
@@ -34,6 +34,11 @@ status: {allocatable: {cpu: "4", memory: 8Gi}}
 apiVersion: v1
 kind: Namespace
 metadata: {name: ns1}
+---
+apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: older, namespace: ns}
+spec: {minMember: 2, scheduleTimeoutSeconds: 30}
 ---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass

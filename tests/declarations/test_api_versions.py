@@ -29,7 +29,7 @@ def document(api_version: str, kind: str) -> dict:
 WRONG = [
     ("scheduling.x-k8s.io/v9", "PodGroup"),
     ("scheduling.x-k8s.io/v1beta1", "PodGroup"),
-    ("scheduling.sigs.k8s.io/v1alpha1", "PodGroup"),
+    ("scheduling.sigs.k8s.io/v1beta1", "PodGroup"),
     ("scheduling.volcano.sh/v1alpha1", "PodGroup"),
     ("scheduling.k8s.io/v1alpha1", "PodGroup"),
     ("example.com/v1", "PodGroup"),
@@ -74,7 +74,8 @@ def test_the_refusal_says_which_versions_the_kind_has():
 
     assert same_group.value.reason.endswith("use scheduling.x-k8s.io/v1alpha1")
     assert other_group.value.reason.endswith(
-        "use scheduling.x-k8s.io/v1alpha1 or scheduling.volcano.sh/v1beta1 or scheduling.k8s.io/v1alpha2"
+        "use scheduling.x-k8s.io/v1alpha1 or scheduling.sigs.k8s.io/v1alpha1 or scheduling.volcano.sh/v1beta1"
+        " or scheduling.k8s.io/v1alpha2"
     )
 
 
@@ -117,3 +118,27 @@ def test_readme_lists_exactly_the_accepted_versions():
     assert expected in text, f"README's table of accepted apiVersions should read:\n{expected}"
     documented = re.search(r"\| Kind \| apiVersion \|\n\|---\|---\|\n((?:\|.*\|\n)+)", text)
     assert documented and documented.group(1).rstrip("\n").splitlines() == rows
+
+
+def test_the_older_scheduler_plugins_group_is_read_as_its_podgroup():
+    """scheduler-plugins served PodGroup in scheduling.sigs.k8s.io before scheduling.x-k8s.io;
+    its pods carry the older label, which names it."""
+    group = {**document("scheduling.sigs.k8s.io/v1alpha1", "PodGroup"), "spec": {"minMember": 2}}
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"w-{i}",
+                "namespace": "ns",
+                "labels": {"pod-group.scheduling.sigs.k8s.io": "x"},
+            },
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+        }
+        for i in range(2)
+    ]
+    result = manifests_apply([group, *pods])
+
+    assert result.lines[0] == "podgroup.scheduling.sigs.k8s.io/x created"
+    gang = Gang.objects.get(namespace="ns", name="x")
+    assert gang.min_member == 2 and not gang.provisional and gang.members.count() == 2
