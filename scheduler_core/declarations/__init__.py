@@ -1,8 +1,10 @@
 """Manifests in the formats job submitters already have, mapped to gangsched's gangs.
 
-``documents.py`` parses text, ``registry.py`` picks a loader per format (one module each:
-``podgroup``, ``koordinator``, ``yunikorn``, ``gangjob``, ``workloads``), ``spec.py`` holds the
-normalized result, ``validate.py`` the shared checks, ``apply.py`` writes it
+``documents.py`` parses text (YAML through ``yaml_stream.py``), ``registry.py`` holds the table
+of accepted (apiVersion, kind) and picks a loader per format (one module each: ``podgroup``,
+``koordinator``, ``yunikorn``, ``gangjob``, ``workloads``...), ``spec.py`` holds the normalized
+result, ``validate.py`` the shared checks (``node_constraints.py`` for affinity, tolerations and
+taints), ``apply.py`` writes it
 (``manifests_apply``), ``provisional.py`` promotes provisional gangs after their grace period.
 """
 

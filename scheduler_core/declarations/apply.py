@@ -114,7 +114,7 @@ def _load(manifests) -> list[Loaded]:
         item = manifest_load(manifest)
         pods += len(item.pods)
         if pods > maximum:
-            raise v.DeclarationError(manifest.path or "", f"one apply may create at most {maximum} pods")
+            raise v.DeclarationError(manifest.name_field, f"one apply may create at most {maximum} pods")
         loaded.append(item)
     return loaded
 

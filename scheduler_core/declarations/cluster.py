@@ -30,10 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 
-from scheduler_core.validators import validate_taints
-
+from . import node_constraints
 from . import validate as v
 from .documents import Manifest
 from .spec import Loaded
@@ -45,6 +43,7 @@ DEFAULT_PRIORITY_CLASSES = {"high": 1000, "default": 0, "low": -100}
 #: Kubernetes caps user-defined priorities at one billion; higher values are the system's.
 MAX_USER_PRIORITY = 1_000_000_000
 PRIORITY_GROUP = "scheduling.k8s.io"
+PRIORITY_API_VERSION = f"{PRIORITY_GROUP}/v1"
 
 
 def _metadata(manifest: Manifest) -> tuple[str, dict[str, Any]]:
@@ -105,15 +104,7 @@ def load_node(manifest: Manifest, readers=()) -> Loaded:
             v.join(status_field, "allocatable"), f"node {name} needs status.allocatable (or status.capacity)"
         )
     v.resources(allocatable, resources_field)
-    taints_field = v.join(spec_field, "taints")
-    try:
-        validate_taints(v.sequence(spec.get("taints"), taints_field))
-    except ValidationError as error:
-        raise v.DeclarationError(taints_field, "; ".join(error.messages)) from None
-    taints = [  # timeAdded and the like are the node controller's, not the node's spec
-        {k: str(taint[k]) for k in ("key", "value", "effect") if taint.get(k) is not None}
-        for taint in spec.get("taints") or []
-    ]
+    taints = node_constraints.taints(spec.get("taints"), v.join(spec_field, "taints"))
     unschedulable = spec.get("unschedulable", False)
     if not isinstance(unschedulable, bool):
         raise v.DeclarationError(v.join(spec_field, "unschedulable"), "must be true or false")
@@ -220,11 +211,6 @@ def load_priority_class(manifest: Manifest, readers=()) -> Loaded:
     return Loaded(object_name=priority_class.object_name, objects=[priority_class])
 
 
-KINDS = {
-    ("", "Node"): load_node,
-    ("", "Namespace"): load_namespace,
-    (PRIORITY_GROUP, "PriorityClass"): load_priority_class,
-}
 #: Kinds that change the cluster for everyone, and the permission applying one through the API
 #: takes (the operators group has both; a Namespace changes nothing). Seeing every gang is not
 #: enough: a read-only viewer must not add nodes or reorder everyone's priorities.
@@ -266,7 +252,9 @@ def _classes(applied: Iterable[PriorityClassObject] = ()) -> _Classes:
 def priority_classes(manifests: Iterable[Manifest]) -> Iterator[None]:
     """Resolve priorities against the classes stored plus those among ``manifests``, read once."""
     applied = [
-        priority_class_read(m) for m in manifests if (m.group, m.kind) == (PRIORITY_GROUP, "PriorityClass")
+        priority_class_read(m)
+        for m in manifests
+        if (m.api_version, m.kind) == (PRIORITY_API_VERSION, "PriorityClass")  # others: refused later
     ]
     token = _resolving.set(_classes(applied))
     try:
@@ -284,7 +272,7 @@ def priority_resolve(class_name: Any, field: str) -> int:
     if not isinstance(class_name, str) or class_name not in classes:
         raise v.DeclarationError(
             field,
-            f"unknown priority class {class_name!r}: apply a PriorityClass of that name first "
+            f"unknown priority class {v.shown(class_name)}: apply a PriorityClass of that name first "
             f"(known: {', '.join(sorted(classes))})",
         )
     return classes[class_name]

@@ -1,13 +1,12 @@
 """Manifest text -> documents -> the objects to load, as ``kubectl apply -f`` reads them.
 
-- ``documents_parse(text)``: a multi-document YAML stream, or JSON (one object or a stream of
-  objects), refused over ``GANGSCHED_MAX_MANIFEST_BYTES``. YAML timestamps stay strings (they
-  are labels and annotations, not dates), JSON's ``NaN``/``Infinity`` extensions are refused.
-  Anything nested deeper than MAX_DEPTH or expanding to more than MAX_VALUES values is refused
-  from the YAML's parse events, before any Python object is built: an alias counts as the size
-  of what it names (a "billion laughs" bomb stops at its first few lines), an alias inside its
-  own anchor is a cycle, and depth never reaches a recursion limit. JSON gets the same two
-  limits after decoding (its decoder builds no shared values).
+- ``documents_parse(text)``: a multi-document YAML stream (``yaml_stream.py``: size limits,
+  repeated keys), or JSON (one object or a stream of objects), refused over
+  ``GANGSCHED_MAX_MANIFEST_BYTES``. Text that holds no object (empty, only comments or ``---``)
+  is refused, as kubectl refuses it ("no objects passed to apply"): the CLI and the API say the
+  same words. JSON's ``NaN``/``Infinity`` extensions and a key given twice in one object are
+  refused; JSON gets the limits of depth and size after decoding (its decoder builds no shared
+  values).
 - ``documents_expand(documents)``: every document must be a mapping with apiVersion and kind;
   ``kind: List`` is replaced by its items. Each object keeps its path (``items[2]``, or
   ``documents[1].items[2]`` when there are several documents) for error messages.
@@ -16,19 +15,16 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from .validate import MAX_MANIFEST_BYTES, DeclarationError, join, limit
+from .validate import INT64_MAX, INT64_MIN, MAX_MANIFEST_BYTES, DeclarationError, join, kind_of, limit, shown
+from .yaml_stream import MAX_DEPTH, MAX_VALUES, too_deep, too_many_values, yaml_load
 
-#: Values (mappings, lists, scalars) one apply may expand to: far above what 1 MiB of honest
-#: YAML holds, far below what a YAML alias bomb expands to.
-MAX_VALUES = 1_000_000
-#: Nesting of mappings and lists: a Deployment's deepest field (a node affinity's values, inside
-#: a List) is about 15 levels.
-MAX_DEPTH = 64
+__all__ = ["MAX_DEPTH", "MAX_VALUES", "Manifest", "documents_expand", "documents_parse", "values_check"]
 
 
 @dataclass(frozen=True)
@@ -46,67 +42,18 @@ class Manifest:
 
     @property
     def group(self) -> str:
-        """``scheduling.x-k8s.io`` of ``scheduling.x-k8s.io/v1alpha1``; ``""`` for the core group."""
-        return self.api_version.rpartition("/")[0]
+        return group_of(self.api_version)
+
+    @property
+    def name_field(self) -> str:
+        """Where the object as a whole is named in errors (``metadata.name``, never empty, so a
+        conflict about a lone document still names a field)."""
+        return join(self.path, "metadata", "name")
 
 
-def _too_many_values() -> DeclarationError:
-    return DeclarationError("", f"expands to more than {MAX_VALUES} values (YAML aliases?)")
-
-
-def _too_deep() -> DeclarationError:
-    return DeclarationError("", f"nested more than {MAX_DEPTH} levels deep")
-
-
-#: libyaml's parser and composer (six times faster than PyYAML's pure-Python ones on a 1 MiB
-#: manifest); the pure-Python classes where PyYAML was built without libyaml.
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_SafeLoader):
-    """SafeLoader without the YAML 1.1 timestamp type: ``2026-01-02`` stays a string."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _yaml_limits_check(text: str) -> None:
-    """Walk the YAML's events (no objects are built) and refuse it past MAX_DEPTH or MAX_VALUES.
-
-    An alias counts as the size of the value its anchor names, so a "billion laughs" bomb is
-    refused after its first few lines instead of after it has been expanded; an alias inside
-    its own anchor is a cycle. Structural errors are left to the loader, which reports them.
-    """
-    values, sizes = 0, {}  # sizes: anchors of this document whose value is complete
-    open_values: list[tuple[str | None, int]] = []  # (anchor, values before it) per open collection
-    for event in yaml.parse(text, Loader=_Loader):
-        if isinstance(event, yaml.DocumentStartEvent):
-            sizes = {}
-        elif isinstance(event, yaml.AliasEvent):
-            if event.anchor not in sizes:
-                if any(anchor == event.anchor for anchor, _ in open_values):
-                    raise DeclarationError(
-                        "", f"the alias *{event.anchor} is inside its own anchor (a cycle)"
-                    )
-                continue  # undefined: the loader says so
-            values += sizes[event.anchor]
-        elif isinstance(event, yaml.NodeEvent):  # a scalar, or the start of a mapping or list
-            values += 1
-            if isinstance(event, yaml.CollectionStartEvent):
-                open_values.append((event.anchor, values - 1))
-                if len(open_values) > MAX_DEPTH:
-                    raise _too_deep()
-            elif event.anchor is not None:
-                sizes[event.anchor] = 1
-        elif isinstance(event, yaml.CollectionEndEvent):
-            anchor, before = open_values.pop()
-            if anchor is not None:
-                sizes[anchor] = values - before
-        if values > MAX_VALUES:
-            raise _too_many_values()
+def group_of(api_version: str) -> str:
+    """``scheduling.x-k8s.io`` of ``scheduling.x-k8s.io/v1alpha1``; ``""`` for the core group."""
+    return api_version.rpartition("/")[0]
 
 
 def size_check(size: int) -> None:
@@ -116,29 +63,45 @@ def size_check(size: int) -> None:
 
 
 def documents_parse(text: str | bytes) -> list[Any]:
-    """The documents of a YAML or JSON manifest; empty documents (``---`` alone) are skipped."""
+    """The documents of a YAML or JSON manifest (at least one); empty YAML documents (``---``
+    alone) are skipped."""
     size_check(len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass")))
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise DeclarationError("", f"the manifest is not UTF-8 text: {error}") from None
+            byte, offset = error.object[error.start], error.start
+            reason = f"byte 0x{byte:02x} at offset {offset} cannot start a character"
+            raise DeclarationError("", f"the manifest is not UTF-8 text: {reason}") from None
     try:
-        if text.lstrip().startswith("{"):
-            documents = _json_stream(text)
-        else:
-            _yaml_limits_check(text)
-            documents = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+        documents = _json_stream(text) if text.lstrip().startswith("{") else yaml_load(text)
     except DeclarationError:
-        raise  # the YAML limits
-    except yaml.YAMLError as error:
-        raise DeclarationError("", f"not valid YAML: {error}") from None
+        raise  # the YAML limits, a repeated key
+    except yaml.YAMLError as error:  # PyYAML calls the text "<unicode string>"
+        raise DeclarationError(
+            "", f"not valid YAML: {error}".replace('in "<unicode string>", ', "at ")
+        ) from None
     except RecursionError:  # JSON nested deeper than Python recurses
-        raise _too_deep() from None
+        raise too_deep() from None
     except ValueError as error:  # JSON syntax, NaN, integers of more than 4300 digits
         raise DeclarationError("", f"not valid JSON: {error}") from None
-    values_check(documents)
+    if not documents:
+        raise DeclarationError(
+            "", "the manifest holds no objects" if text.strip() else "the manifest is empty"
+        )
+    values_check(documents, json_only=True)
     return documents
+
+
+_JSON_TYPES = (dict, list, str, int, float, type(None))
+
+
+def _number_shown(value: int | str) -> str:
+    """An integer for a message; Python converts no more than 4,300 digits to text."""
+    text = value if isinstance(value, str) else str(value) if value.bit_length() <= 256 else ""
+    if not text:
+        return f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= 24 else f"{text[:24]}... ({len(text)} digits)"
 
 
 def _refuse_constant(name: str) -> float:
@@ -146,31 +109,105 @@ def _refuse_constant(name: str) -> float:
 
 
 def _json_stream(text: str) -> list[Any]:
-    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    repeated: list[_RepeatedKeys] = []
+    decoder = json.JSONDecoder(
+        parse_constant=_refuse_constant,
+        parse_int=_json_int,
+        object_pairs_hook=lambda pairs: _json_object(pairs, repeated),
+    )
     documents, position = [], 0
     while True:
         while position < len(text) and text[position].isspace():
             position += 1
         if position == len(text):
-            return documents
+            break
         document, position = decoder.raw_decode(text, position)
         documents.append(document)
+    if repeated:
+        key = repeated[0].repeated
+        raise DeclarationError(
+            join(_path_of(repeated[0], documents), key),
+            f"the key {key!r} appears twice in one object: remove one",
+        )
+    return documents
 
 
-def values_check(documents: list[Any]) -> None:
-    """Refuse documents nested deeper than MAX_DEPTH, holding more than MAX_VALUES values, or
-    with a NUL character in a string (PostgreSQL stores none, in text or in jsonb). Iterative,
-    so a deep document cannot exhaust the stack here. The API's JSON parser applies it too."""
+class _TooLong(str):
+    """A JSON integer of more digits than any int64 has, kept as its text for the error
+    (``int()`` of more than 4,300 digits would fail inside the decoder, in Python's words)."""
+
+
+def _json_int(text: str) -> int | _TooLong:
+    return int(text) if len(text) <= 20 else _TooLong(text)
+
+
+class _RepeatedKeys(dict):
+    """A JSON object whose text gave a key twice (``repeated``, the first such key)."""
+
+    repeated = ""
+
+
+def _json_object(pairs: list[tuple[str, Any]], repeated: list[_RepeatedKeys]) -> dict[str, Any]:
+    """json's ``object_pairs_hook``: the object, marked when a key repeats (json keeps the last)."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    marked = _RepeatedKeys(obj)
+    marked.repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+    repeated.append(marked)
+    return marked
+
+
+def _path_of(target: Any, documents: list[Any]) -> str:
+    """The path of ``target`` among the documents, named as ``documents_expand`` names them."""
+    prefix = ["" if len(documents) == 1 else f"documents[{index}]" for index in range(len(documents))]
+    stack = list(zip(reversed(documents), reversed(prefix), strict=True))
+    while stack:
+        value, path = stack.pop()
+        if value is target or (isinstance(value, dict) and any(key is target for key in value)):
+            return path  # a mapping's key: the mapping
+        if isinstance(value, dict):
+            stack.extend(reversed([(child, join(path, str(key))) for key, child in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(child, join(path, index)) for index, child in enumerate(value)]))
+    return ""
+
+
+def values_check(documents: list[Any], *, json_only: bool = False) -> None:
+    """Refuse documents nested deeper than MAX_DEPTH, holding more than MAX_VALUES values or a
+    NUL character in a string; with ``json_only``, also what JSON (and PostgreSQL's jsonb, where
+    every declaration is kept) cannot hold or Kubernetes cannot read: a NaN or infinite number
+    (YAML's ``.nan``, JSON's ``1e999``), an integer outside int64, YAML's binary data, sets and
+    dates. Each names its path. Iterative, so a deep document cannot exhaust the stack. The
+    API's JSON parser applies it too, without ``json_only`` (its serializers name such fields)."""
     budget, stack = MAX_VALUES, [(document, 1) for document in documents]
     while stack:
         value, depth = stack.pop()
         budget -= 1
         if budget < 0:
-            raise _too_many_values()
+            raise too_many_values()
         if depth > MAX_DEPTH:
-            raise _too_deep()
+            raise too_deep()
+        if isinstance(value, _TooLong) or (
+            json_only and isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX
+        ):
+            raise DeclarationError(
+                _path_of(value, documents),
+                f"{_number_shown(value)} is out of range: a number here is a 64-bit integer at most",
+            )
+        if json_only and not isinstance(value, _JSON_TYPES):  # YAML's !!binary, !!set, !!timestamp
+            raise DeclarationError(
+                _path_of(value, documents),
+                f"is {kind_of(value)}: a manifest holds strings, numbers, booleans, null, lists and objects",
+            )
         if isinstance(value, str) and "\x00" in value:
-            raise DeclarationError("", "a string holds a NUL (\\u0000) character")
+            raise DeclarationError(_path_of(value, documents), "a string holds a NUL (\\u0000) character")
+        if json_only and isinstance(value, float) and not math.isfinite(value):  # .nan, .inf, 1e999
+            raise DeclarationError(
+                _path_of(value, documents),
+                f"{shown(value)} is not a number (JSON and the database hold none)",
+            )
         if isinstance(value, dict):
             stack.extend((child, depth + 1) for child in value.values())
             stack.extend((key, depth + 1) for key in value)
@@ -202,7 +239,7 @@ def documents_expand(documents: list[Any]) -> list[Manifest]:
 def _object_check(document: Any, path: str, index: int) -> None:
     where = path or f"documents[{index}]"
     if not isinstance(document, dict):
-        raise DeclarationError(where, f"must be a mapping (an object), not {type(document).__name__}")
+        raise DeclarationError(where, f"must be a mapping (an object), not {kind_of(document)}")
     for key in ("apiVersion", "kind"):
         if not isinstance(document.get(key), str) or not document[key]:
             raise DeclarationError(join(where, key), "is required (a non-empty string)")

@@ -33,7 +33,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
     priority = priority_of(spec, spec_field)
     node_selector = v.string_map(spec.get("nodeSelector"), v.join(spec_field, "nodeSelector"))
-    ref = GangRef(namespace, name, SOURCE, manifest.path)
+    ref = GangRef(namespace, name, SOURCE, manifest.name_field)
     tasks_field = v.join(spec_field, "tasks")
     tasks = v.sequence(spec.get("tasks"), tasks_field)
     if not tasks:
@@ -96,9 +96,6 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         else v.wait_seconds(timeout, v.join(spec_field, "scheduleTimeoutSeconds")),
         source_format=SOURCE,
         declaration=manifest.obj,
-        field=manifest.path,
+        field=manifest.name_field,
     )
     return Loaded(object_name=f"gangjob.{GROUP}/{name}", gangs=[gang], pods=pods)
-
-
-KINDS = {(GROUP, "GangJob"): load}

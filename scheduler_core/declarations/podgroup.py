@@ -8,9 +8,13 @@
 | PodGroup Koordinator annotations | override the fields above | - |
 | pod label ``scheduling.x-k8s.io/pod-group`` | the pod's gang (a PodGroup) | - |
 | pod label ``pod-group.scheduling.sigs.k8s.io`` (or ``.../name``) | the pod's gang (older form) | - |
+| PodGroup of ``scheduling.sigs.k8s.io/v1alpha1`` | read as the PodGroup above | - |
 | label or annotation ``.../min-available`` | min_member | none: the pods name a PodGroup |
 
 A pod naming a PodGroup that does not exist yet waits in a provisional gang (``apply.py``).
+The older group ``scheduling.sigs.k8s.io`` is the one scheduler-plugins served before it moved to
+``scheduling.x-k8s.io`` (and the one Koordinator's coscheduling still reads), with the same spec;
+its pods carry the older label.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from .documents import Manifest
 from .spec import GangRef, GangSpec, Loaded
 from .workloads import PodReader, object_meta
 
-GROUP = "scheduling.x-k8s.io"
+GROUP, LEGACY_GROUP = "scheduling.x-k8s.io", "scheduling.sigs.k8s.io"
 LABEL = "scheduling.x-k8s.io/pod-group"
 LEGACY = "pod-group.scheduling.sigs.k8s.io"
 LEGACY_NAME = LEGACY + "/name"
@@ -48,12 +52,12 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         else v.wait_seconds(timeout, v.join(spec_field, "scheduleTimeoutSeconds")),
         source_format=SOURCE,
         declaration=manifest.obj,
-        field=manifest.path,
+        field=manifest.name_field,
     )
     annotations_field = v.join(manifest.path, "metadata", "annotations")
     annotations = v.string_map(metadata.get("annotations"), annotations_field)
     koordinator.overlay(gang, annotations, annotations_field)
-    return Loaded(object_name=f"podgroup.{GROUP}/{name}", gangs=[gang])
+    return Loaded(object_name=f"podgroup.{manifest.group}/{name}", gangs=[gang])
 
 
 def pod_gang(
@@ -84,6 +88,3 @@ def pod_gang(
             )
             break
     return ref
-
-
-KINDS = {(GROUP, "PodGroup"): load}

@@ -1,31 +1,80 @@
-"""Which module reads what: one module per format, registered here.
+"""Which module reads what: the one table of accepted objects, and the pod readers.
 
-- ``LOADERS``: (API group, kind) -> a function that turns one manifest object into gangs and
-  pods (``Loaded``). A new object format (Volcano's PodGroup, the upstream Workload) is a module
-  with a ``KINDS`` dict, added to ``_OBJECT_FORMATS``.
+- ``OBJECTS``: (apiVersion, kind) -> the function that turns one manifest object into gangs and
+  pods (``Loaded``). It is the whole list of what ``apply`` (CLI and API) and ``delete`` accept:
+  an apiVersion is listed only where the project that owns the kind serves it, so
+  ``scheduling.x-k8s.io/v9`` or ``apps/v1beta9`` is refused naming ``apiVersion`` and the versions
+  the kind has, instead of being read as if it were the version gangsched knows. A new format (or
+  a new version of one) is a line here; README's table of accepted apiVersions is checked against
+  this one by ``tests/declarations/test_api_versions.py``.
 - ``POD_READERS``: functions that read a pod's labels and annotations and say which gang it
   belongs to (``GangRef``), in order: the first that recognises the pod wins. A new pod-level
   format (Kueue's pod-group label) is a module with a ``pod_gang`` function, added here.
+
+Versions, as served upstream: Kubernetes' own kinds in their GA versions (the beta versions of
+Deployment, StatefulSet and PriorityClass were removed in 1.16 and 1.22); scheduler-plugins'
+PodGroup in ``v1alpha1`` (its only version, in ``scheduling.x-k8s.io`` and, before that,
+``scheduling.sigs.k8s.io``); Volcano's PodGroup in ``v1beta1`` and vcjob in
+``v1alpha1`` (the versions its CRDs serve); the upstream Workload API in ``v1alpha1`` (1.35) and
+``v1alpha2`` (1.36, with its PodGroup); gangsched's own GangJob in ``v1``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from . import cluster, gangjob, koordinator, kueue, podgroup, upstream, volcano, workloads, yunikorn
 from . import validate as v
-from .documents import Manifest
+from .documents import Manifest, group_of
 from .spec import Loaded
 
-_OBJECT_FORMATS = (podgroup, gangjob, workloads, cluster, volcano, upstream)
-LOADERS = {kind: load for module in _OBJECT_FORMATS for kind, load in module.KINDS.items()}
+Load = Callable[[Manifest, Sequence[workloads.PodReader]], Loaded]
+
+OBJECTS: dict[tuple[str, str], Load] = {
+    ("v1", "Pod"): workloads.load_pod,
+    ("v1", "Node"): cluster.load_node,
+    ("v1", "Namespace"): cluster.load_namespace,
+    ("batch/v1", "Job"): workloads.load_job,
+    ("apps/v1", "Deployment"): workloads.load_deployment,
+    ("apps/v1", "StatefulSet"): workloads.load_statefulset,
+    (cluster.PRIORITY_API_VERSION, "PriorityClass"): cluster.load_priority_class,
+    (f"{podgroup.GROUP}/v1alpha1", "PodGroup"): podgroup.load,
+    (f"{podgroup.LEGACY_GROUP}/v1alpha1", "PodGroup"): podgroup.load,
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): volcano.load_podgroup,
+    ("batch.volcano.sh/v1alpha1", "Job"): volcano.load_job,
+    (upstream.V1ALPHA1, "Workload"): upstream.load_workload,
+    (upstream.V1ALPHA2, "Workload"): upstream.load_workload,
+    (upstream.V1ALPHA2, "PodGroup"): upstream.load_podgroup,
+    ("gangsched.io/v1", "GangJob"): gangjob.load,
+}
 POD_READERS = (koordinator.pod_gang, podgroup.pod_gang, volcano.pod_gang, yunikorn.pod_gang, kueue.pod_gang)
 
 
+def api_versions(kind: str) -> list[str]:
+    """The apiVersions ``kind`` is read in, in the table's order (empty for an unknown kind)."""
+    return [api_version for api_version, known in OBJECTS if known == kind]
+
+
 def manifest_load(manifest: Manifest) -> Loaded:
-    load = LOADERS.get((manifest.group, manifest.kind))
+    load = OBJECTS.get((manifest.api_version, manifest.kind))
     if load is None:
-        known = ", ".join(sorted(f"{kind} ({group or 'v1'})" for group, kind in LOADERS))
-        raise v.DeclarationError(
+        raise _unknown(manifest)
+    return load(manifest, POD_READERS)
+
+
+def _unknown(manifest: Manifest) -> v.DeclarationError:
+    """A known kind in another group or version is the apiVersion's fault; an unknown kind, the
+    kind's (with the list of what gangsched reads)."""
+    accepted = api_versions(manifest.kind)
+    if not accepted:
+        known = ", ".join(sorted({f"{kind} ({api_version})" for api_version, kind in OBJECTS}))
+        return v.DeclarationError(
             v.join(manifest.path, "kind"),
             f"gangsched does not read {manifest.kind} of {manifest.api_version} (it reads: {known})",
         )
-    return load(manifest, POD_READERS)
+    same_group = [a for a in accepted if group_of(a) == manifest.group]
+    versions = " or ".join(same_group or accepted)
+    return v.DeclarationError(
+        v.join(manifest.path, "apiVersion"),
+        f"{manifest.api_version!r} is not a version of {manifest.kind} that gangsched reads: use {versions}",
+    )

@@ -64,22 +64,12 @@ def _gang(namespace: str, name: str, min_count: int | None, source: str, declara
     )
 
 
-def _version_check(manifest: Manifest, version: str) -> None:
-    if manifest.api_version != version:
-        raise v.DeclarationError(
-            v.join(manifest.path, "apiVersion"),
-            f"{manifest.kind} is read in {V1ALPHA1} (Workload) and {V1ALPHA2} (Workload, PodGroup), "
-            f"not {manifest.api_version}",
-        )
-
-
 def load_podgroup(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
-    _version_check(manifest, V1ALPHA2)
     namespace, name, _ = object_meta(manifest)
     spec_field = v.join(manifest.path, "spec")
     spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
     min_count = _policy(spec.get("schedulingPolicy"), v.join(spec_field, "schedulingPolicy"))
-    gang = _gang(namespace, name, min_count, SOURCE_V1ALPHA2, manifest.obj, manifest.path)
+    gang = _gang(namespace, name, min_count, SOURCE_V1ALPHA2, manifest.obj, manifest.name_field)
     return Loaded(object_name=f"podgroup.{GROUP}/{name}", gangs=[gang])
 
 
@@ -94,7 +84,7 @@ def load_workload(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
             v.dns_label(template.get("name"), v.join(where, index, "name"))
             _policy(template.get("schedulingPolicy"), v.join(where, index, "schedulingPolicy"))
         return Loaded(object_name=f"workload.{GROUP}/{name}")
-    _version_check(manifest, V1ALPHA1)
+    # V1ALPHA1: the registry reads a Workload in no other version.
     where = v.join(spec_field, "podGroups")
     groups = v.sequence(spec.get("podGroups"), where)
     if not groups:
@@ -146,6 +136,3 @@ def replica_gang(base: GangSpec, ref: GangRef) -> GangSpec:
     """The gang of one replica key: the pod group's policy, under the replica's name."""
     declaration = {**base.declaration, "replicaOf": base.key}
     return replace(base, name=ref.name, declaration=declaration, field=ref.field)
-
-
-KINDS = {(GROUP, "PodGroup"): load_podgroup, (GROUP, "Workload"): load_workload}

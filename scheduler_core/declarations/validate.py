@@ -17,24 +17,25 @@ Limits (settings, read with getattr so each has a default):
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
 from scheduler_core.models import RestartPolicy
-from scheduler_core.validators import validate_affinity, validate_tolerations
 
 MAX_MANIFEST_BYTES = 1024 * 1024
 MAX_GANG_MEMBERS = 10_000
 MAX_WAIT_SECONDS = 7 * 24 * 3600
 MAX_QUANTITY = 2**48
 MAX_GROUP_GANGS = 100
+#: Kubernetes' integers (and Go's strconv.ParseInt): no number of a manifest may leave this range.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DIGITS = re.compile(r"[+-]?[0-9]{1,19}")
@@ -64,6 +65,35 @@ def join(path: str, *keys: str | int) -> str:
     return path
 
 
+def kind_of(value: Any) -> str:
+    """What a value is, in the words of JSON and YAML (not Python's class names)."""
+    if value is None:
+        return "null"
+    for kind, name in _KINDS:
+        if isinstance(value, kind):
+            return name
+    return "a value JSON does not have"
+
+
+_KINDS = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"))
+_KINDS += ((list, "a list"), (dict, "an object"), (bytes, "binary data (!!binary)"), (set, "a set (!!set)"))
+_KINDS += ((datetime.date, "a date (!!timestamp)"),)
+
+
+def shown(value: Any) -> str:
+    """A value for a message: strings quoted, numbers and booleans as written in JSON, anything
+    else by its kind (a message never carries a Python repr such as ``None`` or ``{'a': 1}``)."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("-" if value < 0 else "") + "Infinity"
+    if isinstance(value, int | float):
+        return str(value)
+    return kind_of(value)
+
+
 # ---------------------------------------------------------------- shapes
 
 
@@ -71,7 +101,7 @@ def mapping(value: Any, field: str, *, optional: bool = True) -> dict:
     if value is None and optional:
         return {}
     if not isinstance(value, dict):
-        raise DeclarationError(field, f"must be an object, not {type(value).__name__}")
+        raise DeclarationError(field, f"must be an object, not {kind_of(value)}")
     return value
 
 
@@ -79,16 +109,20 @@ def sequence(value: Any, field: str) -> list:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise DeclarationError(field, f"must be a list, not {type(value).__name__}")
+        raise DeclarationError(field, f"must be a list, not {kind_of(value)}")
     return value
 
 
 def string_map(value: Any, field: str) -> dict[str, str]:
     """Labels, annotations, node selectors: Kubernetes refuses a non-string value, so do we."""
     for key, item in mapping(value, field).items():
+        if not isinstance(key, str):
+            raise DeclarationError(
+                join(field, str(key)), f"a key must be a string (quote it in YAML), not {kind_of(key)}"
+            )
         if not isinstance(item, str):
             raise DeclarationError(
-                join(field, str(key)), f"must be a string (quote it in YAML), not {type(item).__name__}"
+                join(field, key), f"must be a string (quote it in YAML), not {kind_of(item)}"
             )
     return dict(mapping(value, field))
 
@@ -134,7 +168,7 @@ def dns_subdomain(value: Any, field: str) -> str:
 def gang_key(value: Any, field: str) -> tuple[str, str]:
     """A Koordinator gang-group member: ``namespace/name``."""
     if not isinstance(value, str) or value.count("/") != 1:
-        raise DeclarationError(field, f"{value!r} must be a namespace/name string")
+        raise DeclarationError(field, f"{shown(value)} must be a namespace/name string")
     namespace, name = value.split("/")
     return dns_label(namespace, field), dns_subdomain(name, field)
 
@@ -156,7 +190,7 @@ def integer(value: Any, field: str, *, minimum: int, maximum: int, text_ok: bool
             raise DeclarationError(field, f"{value!r} is not an integer")
         value = int(value)
     elif isinstance(value, bool) or not isinstance(value, int):
-        raise DeclarationError(field, f"must be an integer, not {value!r}")
+        raise DeclarationError(field, f"must be an integer, not {shown(value)}")
     if not minimum <= value <= maximum:
         raise DeclarationError(field, f"{value} is out of range: must be between {minimum} and {maximum}")
     return value
@@ -174,9 +208,11 @@ def wait_seconds(value: Any, field: str, *, duration: bool = False, text_ok: boo
     if duration and isinstance(value, str) and not _DIGITS.fullmatch(value):
         seconds = _go_duration(value, field)
     else:
-        seconds = integer(value, field, minimum=-(2**63), maximum=2**63 - 1, text_ok=text_ok or duration)
+        seconds = integer(value, field, minimum=INT64_MIN, maximum=INT64_MAX, text_ok=text_ok or duration)
     if not 0 < seconds <= maximum:
-        raise DeclarationError(field, f"{value!r} is out of range: must be positive and at most {maximum}s")
+        raise DeclarationError(
+            field, f"{shown(value)} is out of range: must be positive and at most {maximum}s"
+        )
     return float(seconds)
 
 
@@ -196,7 +232,7 @@ def _go_duration(value: str, field: str) -> float:
 def non_negative_seconds(value: Any, field: str) -> float:
     """A declared run time (``gangsched.io/duration-seconds``): a plain decimal, e.g. ``90.5``."""
     if not isinstance(value, str) or not _DECIMAL.fullmatch(value):
-        raise DeclarationError(field, f"{value!r} must be a non-negative decimal number of seconds")
+        raise DeclarationError(field, f"{shown(value)} must be a non-negative decimal number of seconds")
     seconds = float(value)
     maximum = 10 * limit("GANGSCHED_MAX_WAIT_SECONDS", MAX_WAIT_SECONDS)
     if not math.isfinite(seconds) or seconds > maximum:
@@ -212,12 +248,18 @@ def resources(value: Any, field: str) -> dict[str, int]:
         where = join(field, str(resource))
         if not isinstance(resource, str) or not resource:
             raise DeclarationError(where, "a resource name must be a non-empty string")
+        if isinstance(amount, bool) or not isinstance(amount, str | int | float):
+            raise DeclarationError(
+                where, f"must be a quantity such as '500m' or '2Gi', not {kind_of(amount)}"
+            )
+        if isinstance(amount, float) and not math.isfinite(amount):
+            raise DeclarationError(where, f"must be a finite quantity, not {shown(amount)}")
         try:
             result[resource] = canonical_amount(resource, amount)
         except QuantityError as error:
             raise DeclarationError(where, str(error)) from None
         if result[resource] > cap:
-            raise DeclarationError(where, f"{amount!r} is too large (at most {cap} canonical units)")
+            raise DeclarationError(where, f"{shown(amount)} is too large (at most {cap} canonical units)")
     return result
 
 
@@ -235,8 +277,8 @@ def resources_add(total: dict[str, int], more: Mapping[str, int], field: str) ->
 
 
 def choice(value: Any, field: str, allowed: list[str]) -> str:
-    if value not in allowed:
-        raise DeclarationError(field, f"{value!r} is not one of {', '.join(allowed)}")
+    if not isinstance(value, str) or value not in allowed:
+        raise DeclarationError(field, f"{shown(value)} is not one of {', '.join(allowed)}")
     return value
 
 
@@ -254,30 +296,3 @@ def placement(value: Any, field: str) -> str:
 
 def restart_policy(value: Any, field: str) -> str:
     return choice(value, field, list(RestartPolicy.values))
-
-
-# ---------------------------------------------------------------- Kubernetes-shaped JSON
-
-
-def tolerations(value: Any, field: str) -> list[dict[str, Any]]:
-    value = sequence(value, field)
-    try:
-        validate_tolerations(value)
-    except ValidationError as error:
-        raise DeclarationError(field, "; ".join(error.messages)) from None
-    return value
-
-
-def node_affinity_terms(affinity: Any, field: str) -> list[dict[str, Any]]:
-    """The required node affinity terms of a pod's ``affinity`` (the only part gangsched
-    enforces; preferred terms and pod (anti-)affinity are ignored)."""
-    affinity = mapping(affinity, field)
-    node = mapping(affinity.get("nodeAffinity"), join(field, "nodeAffinity"))
-    where = join(field, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    required = mapping(node.get("requiredDuringSchedulingIgnoredDuringExecution"), where)
-    terms = sequence(required.get("nodeSelectorTerms"), join(where, "nodeSelectorTerms"))
-    try:
-        validate_affinity(terms)
-    except ValidationError as error:
-        raise DeclarationError(join(where, "nodeSelectorTerms"), "; ".join(error.messages)) from None
-    return terms

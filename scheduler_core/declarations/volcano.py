@@ -107,7 +107,7 @@ def load_podgroup(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         preemptible=preemptable(labels, annotations, meta_field) is not False,
         source_format=SOURCE,
         declaration=manifest.obj,
-        field=manifest.path,
+        field=manifest.name_field,
         **_job_lifecycle_fields(
             annotations.get(JOB_LIFECYCLE), v.join(meta_field, "annotations", JOB_LIFECYCLE)
         ),
@@ -234,7 +234,9 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         min_member = v.member_count(total if min_available is None else min_available, min_field)
         if min_member > total:
             raise v.DeclarationError(min_field, f"{min_member} is more than the job's {total} pods")
-        gangs.append(_job_gang(namespace, name, min_member, total, job_policies, manifest, manifest.path))
+        gangs.append(
+            _job_gang(namespace, name, min_member, total, job_policies, manifest, manifest.name_field)
+        )
     elif min_available is not None and v.member_count(min_available, min_field) > task_minimums:
         raise v.DeclarationError(
             min_field,
@@ -332,6 +334,3 @@ def _policies(value: Any, field: str) -> dict[str, str]:
                     v.join(where, "action"), f"{event} is given two actions: {named[event]} and {action}"
                 )
     return {event: named.get(event, star) for event in ("PodFailed", "PodEvicted") if named.get(event, star)}
-
-
-KINDS = {(GROUP, "PodGroup"): load_podgroup, (JOB_GROUP, "Job"): load_job}

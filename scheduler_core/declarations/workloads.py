@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
+from . import node_constraints
 from . import validate as v
 from .cluster import priority_default, priority_resolve
 from .documents import Manifest
@@ -100,6 +101,10 @@ def pod_spec(
         own = pod_spec_gang(namespace, spec, spec_field)
         gang = pod_gang_read(readers, namespace, labels, annotations, meta_field, first=own)
     chosen = spec.get("schedulerName") or "default-scheduler"
+    if not isinstance(chosen, str):
+        raise v.DeclarationError(
+            v.join(spec_field, "schedulerName"), f"must be a string, not {v.kind_of(chosen)}"
+        )
     if chosen != scheduler_name() and gang is None:
         raise v.DeclarationError(
             v.join(spec_field, "schedulerName"),
@@ -111,13 +116,13 @@ def pod_spec(
     return PodSpec(
         namespace=namespace,
         name=name,
-        field=field,
+        field=name_field,
         gang=gang,
         requests=pod_requests(spec, spec_field),
         priority=priority_default() if priority is None else priority,
         node_selector=v.string_map(spec.get("nodeSelector"), v.join(spec_field, "nodeSelector")),
-        tolerations=v.tolerations(spec.get("tolerations"), v.join(spec_field, "tolerations")),
-        affinity=v.node_affinity_terms(spec.get("affinity"), v.join(spec_field, "affinity")),
+        tolerations=node_constraints.tolerations(spec.get("tolerations"), v.join(spec_field, "tolerations")),
+        affinity=node_constraints.node_affinity_terms(spec.get("affinity"), v.join(spec_field, "affinity")),
         duration_seconds=None
         if duration is None
         else v.non_negative_seconds(duration, v.join(meta_field, "annotations", DURATION_ANNOTATION)),
@@ -242,11 +247,3 @@ def load_deployment(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
 def load_statefulset(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     name, pods = template_pods(manifest, "replicas", readers)
     return Loaded(object_name=f"statefulset.apps/{name}", pods=pods)
-
-
-KINDS = {
-    ("", "Pod"): load_pod,
-    ("batch", "Job"): load_job,
-    ("apps", "Deployment"): load_deployment,
-    ("apps", "StatefulSet"): load_statefulset,
-}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import node_constraints
 from . import validate as v
 from .spec import GangRef, GangSpec
 
@@ -154,6 +155,6 @@ def _task_group(
         declaration={"applicationId": app, "taskGroup": group},
         field=where,
         member_node_selector=v.string_map(group.get("nodeSelector"), f"{where}.nodeSelector"),
-        member_tolerations=v.tolerations(group.get("tolerations"), f"{where}.tolerations"),
-        member_affinity=v.node_affinity_terms(group.get("affinity"), f"{where}.affinity"),
+        member_tolerations=node_constraints.tolerations(group.get("tolerations"), f"{where}.tolerations"),
+        member_affinity=node_constraints.node_affinity_terms(group.get("affinity"), f"{where}.affinity"),
     )

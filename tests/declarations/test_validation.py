@@ -279,3 +279,11 @@ def test_error_text_names_field_and_reason():
     with pytest.raises(DeclarationError) as error:
         apply_text(json.dumps(podgroup(minMember=0)))
     assert str(error.value) == "spec.minMember: 0 is out of range: must be between 1 and 10000"
+
+
+@pytest.mark.parametrize("key", [1, None, True])
+def test_a_label_key_must_be_a_string(key):
+    document = pod()
+    document["metadata"]["labels"] = {key: "a"}
+    error = refused([document])
+    assert error.field == f"metadata.labels.{key}" and "a key must be a string" in error.reason

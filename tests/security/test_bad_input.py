@@ -4,13 +4,16 @@ names, huge minMember, negative quantities, over-size bodies. The rules of each 
 tested in tests/api/test_gang_submit.py and tests/declarations/; these are the attacks."""
 
 import json
+from collections import Counter
 
 import pytest
+import yaml
 from django.contrib.auth.models import User
 
 from scheduler_core.declarations.documents import MAX_DEPTH, MAX_VALUES
 from scheduler_core.models import Gang, GangEvent, GangGroup, Member, Node
 from tests.api.conftest import errors, job
+from tests.declarations.mutations import BAD, PYTHON, paths, replaced, samples
 
 MANIFESTS = "/api/v1/manifests/"
 GANGS = "/api/v1/gangs/"
@@ -65,9 +68,12 @@ BAD_MANIFESTS = [
     ("".join("  " * i + "a:\n" for i in range(200)), "application/yaml", "body", "nested more than"),
     ('{"a": ' * 900 + "1" + "}" * 900, "application/json", "body", "nested more than"),
     ('{"a": ' * 100_000 + "1" + "}" * 100_000, "application/json", "body", "nested more than"),
-    (podgroup() + 'status: {note: "\\0"}\n', "application/yaml", "body", "NUL"),
+    (podgroup() + 'status: {note: "\\0"}\n', "application/yaml", "status.note", "NUL"),
+    (podgroup() + "status: {ratio: .nan}\n", "application/yaml", "status.ratio", "NaN is not a number"),
+    (podgroup() + "status: {limits: [1, -.inf]}\n", "application/yaml", "status.limits[1]", "-Infinity"),
     ("\udcff", "application/yaml", "body", "not UTF-8"),
     ("kind: [unclosed\n", "text/yaml", "body", "not valid YAML"),
+    (podgroup(spec="{minMember: !!int x}"), "application/yaml", "body", "cannot read 'x' as !!int"),
     ("null", "application/json", "body", "holds no objects"),
     ("# nothing\n---\n---\n", "application/yaml", "body", "holds no objects"),
     (podgroup(name="训练"), "application/yaml", "metadata.name", "RFC 1123"),
@@ -76,6 +82,36 @@ BAD_MANIFESTS = [
     (podgroup(spec="{minMember: 1e400}"), "application/yaml", "spec.minMember", ""),
     (pod("{cpu: '-1'}"), "application/yaml", "spec.containers[0].resources.requests.cpu", "negative"),
     (pod("{memory: -1Gi}"), "application/yaml", "spec.containers[0].resources.requests.memory", "negative"),
+    (podgroup(spec="{minMember: 1, minMember: 9}"), "application/yaml", "spec.minMember", "appears twice"),
+    ('{"apiVersion": "v1", "kind": "Pod", "kind": "Node"}', "application/json", "kind", "appears twice"),
+    (
+        podgroup().replace("v1alpha1", "v9"),
+        "application/yaml",
+        "apiVersion",
+        "use scheduling.x-k8s.io/v1alpha1",
+    ),
+    (podgroup().replace("x-k8s.io/v1alpha1", "example.com/v1"), "application/yaml", "apiVersion", "use "),
+    (
+        pod("{cpu: '1'}").replace("apiVersion: v1", "apiVersion: v2"),
+        "application/yaml",
+        "apiVersion",
+        "use v1",
+    ),
+    (
+        pod("{cpu: '1'}")
+        + "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+        + "[{matchExpressions: [{key: gen, operator: Gt, values: ['9223372036854775808']}]}]}}}\n",
+        "application/yaml",
+        "nodeSelectorTerms[0].matchExpressions[0].values[0]",
+        "int64",
+    ),
+    (
+        pod("{cpu: '1'}")
+        + "  tolerations: [{key: k, effect: NoExecute, tolerationSeconds: 9223372036854775808}]\n",
+        "application/yaml",
+        "spec.tolerations[0].tolerationSeconds",
+        "out of range",
+    ),
 ]
 
 
@@ -168,3 +204,31 @@ def test_a_nul_in_a_login_is_refused_not_a_500(anonymous):
     )
     assert response.status_code == 400
     assert not User.objects.exists()
+
+
+def test_no_refusal_through_the_api_has_a_null_field_or_python_words(as_olga, settings):
+    """An example of every kind, one value made wrong at a time (the values of BAD in turn),
+    posted one after the other without clearing what earlier posts created, so that conflicts
+    found while writing (a pod already in another gang) are swept as well as parse errors."""
+    settings.GANGSCHED_SUBMIT_RATE = "1000000/minute"
+    mutations = [(path, document) for _, document in samples() for path in paths(document)]
+    statuses, unclear = Counter(), []
+    for index, (path, document) in enumerate(mutations):
+        text = yaml.safe_dump(replaced(document, path, BAD[index % len(BAD)]))
+        response = as_olga.post(MANIFESTS, text, content_type="application/yaml")
+        statuses[response.status_code] += 1
+        if response.status_code != 201:
+            unclear += [(path, f, r) for f, r in errors(response) if not f or PYTHON.search(r)]
+
+    assert set(statuses) == {201, 400} and statuses[400] > len(mutations) / 2, statuses
+    assert not unclear, unclear[:10]
+
+
+def test_a_conflict_with_a_lone_document_names_its_field(as_alice):
+    """Found while writing, after every field parsed: the pod's own name is what conflicts."""
+    assert as_alice.post(MANIFESTS, pod("{cpu: '1'}"), content_type="application/yaml").status_code == 201
+    response = as_alice.post(MANIFESTS, pod("{cpu: '1'}", gang="other"), content_type="application/yaml")
+
+    assert response.status_code == 400
+    [(field, reason)] = errors(response)
+    assert field == "metadata.name" and "already exists with gang ns/pg" in reason
