@@ -8,6 +8,8 @@ malformed row is refused where it is entered instead of failing a scheduling cyc
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -15,10 +17,23 @@ from django.core.exceptions import ValidationError
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: A Gt/Lt value: an int64 in decimal that is also a label value (digits, no sign).
+LABEL_INTEGER = re.compile(r"[0-9]{1,19}")
 
 
 def _fail(message: str, value: Any) -> None:
-    raise ValidationError(f"{message}: {value!r}", code="invalid")
+    """The offending value shown as JSON, the submitter's own notation (not Python's repr)."""
+    raise ValidationError(f"{message}: {json.dumps(value, default=str)}", code="invalid")
+
+
+def is_int64(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
+
+
+def is_label_integer(value: Any) -> bool:
+    """What Kubernetes takes as a Gt/Lt value: ``strconv.ParseInt(value, 10, 64)`` of a label."""
+    return isinstance(value, str) and bool(LABEL_INTEGER.fullmatch(value)) and int(value) <= INT64_MAX
 
 
 def validate_resource_map(value: Any) -> None:
@@ -28,7 +43,7 @@ def validate_resource_map(value: Any) -> None:
     for name, amount in value.items():
         # bool is an int subclass; True as "1 GPU" is a bug, not a quantity.
         if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
-            _fail(f"resource {name!r} must be a non-negative integer (canonical units)", amount)
+            _fail(f"resource {json.dumps(name)} must be a non-negative integer (canonical units)", amount)
 
 
 def validate_string_map(value: Any) -> None:
@@ -59,6 +74,8 @@ def validate_tolerations(value: Any) -> None:
             _fail("a toleration's operator must be Equal or Exists", toleration)
         if toleration.get("effect", "") not in ("", *TAINT_EFFECTS):
             _fail("a toleration's effect must be empty or a taint effect", toleration)
+        if toleration.get("tolerationSeconds") is not None and not is_int64(toleration["tolerationSeconds"]):
+            _fail("a toleration's tolerationSeconds must be an integer within int64", toleration)
 
 
 def validate_affinity(value: Any) -> None:
@@ -80,6 +97,13 @@ def validate_affinity(value: Any) -> None:
             values = requirement.get("values", [])
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                 _fail("a match expression's values must be a list of strings", requirement)
+            if requirement["operator"] in ("Gt", "Lt") and not (
+                len(values) == 1 and is_label_integer(values[0])
+            ):
+                _fail(
+                    "Gt and Lt take exactly one value, an integer from 0 to 2^63-1 in digits",
+                    requirement,
+                )
 
 
 def validate_gang_keys(value: Any) -> None:

@@ -98,6 +98,8 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = PayloadTooLarge(
             f"the request body is over the limit of {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
         )
+    if isinstance(exc, exceptions.ParseError) and not getattr(exc, "field", None):
+        exc.field = "body"  # the body as a whole is not JSON (YAML manifests have their own paths)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

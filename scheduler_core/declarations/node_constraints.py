@@ -18,16 +18,17 @@ The lists are returned as given (the stored JSON keeps Kubernetes' spelling; ``s
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from scheduler_core.validators import SELECTOR_OPERATORS, TAINT_EFFECTS
+from scheduler_core.validators import (
+    INT64_MAX,
+    INT64_MIN,
+    SELECTOR_OPERATORS,
+    TAINT_EFFECTS,
+    is_label_integer,
+)
 
 from . import validate as v
-
-INT64_MIN, INT64_MAX = v.INT64_MIN, v.INT64_MAX
-#: A Gt/Lt value: an int64 in decimal that is also a valid label value (so without a sign).
-_LABEL_INTEGER = re.compile(r"[0-9]{1,19}")
 
 
 def tolerations(value: Any, field: str) -> list[dict[str, Any]]:
@@ -107,7 +108,7 @@ def _requirement(requirement: Any, field: str) -> None:
 
 
 def _label_integer(value: str, field: str) -> None:
-    if not _LABEL_INTEGER.fullmatch(value) or int(value) > INT64_MAX:
+    if not is_label_integer(value):
         raise v.DeclarationError(
             field,
             f"{value!r} is not an integer from 0 to {INT64_MAX} written in digits (Gt and Lt compare a "

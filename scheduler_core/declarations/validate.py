@@ -28,6 +28,7 @@ from django.conf import settings
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
 from scheduler_core.models import RestartPolicy
+from scheduler_core.validators import INT64_MAX, INT64_MIN
 
 MAX_MANIFEST_BYTES = 1024 * 1024
 MAX_GANG_MEMBERS = 10_000
@@ -35,7 +36,6 @@ MAX_WAIT_SECONDS = 7 * 24 * 3600
 MAX_QUANTITY = 2**48
 MAX_GROUP_GANGS = 100
 #: Kubernetes' integers (and Go's strconv.ParseInt): no number of a manifest may leave this range.
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DIGITS = re.compile(r"[+-]?[0-9]{1,19}")

@@ -186,6 +186,35 @@ REFUSALS = [
         "operator",
     ),
     (job(tasks=[{"name": "w", "replicas": 2}]), "pods", "either pods or tasks"),
+    # Issue 17 B7: what Kubernetes bounds is bounded here too, shown in JSON's words.
+    *[
+        (
+            job(
+                pods=[
+                    pod("a", affinity=[{"matchExpressions": [{"key": "rank", "operator": op, "values": v}]}])
+                ]
+            ),
+            "pods[0].affinity",
+            "exactly one value, an integer from 0 to 2^63-1",
+        )
+        for op, v in [
+            ("Gt", ["1", "2"]),
+            ("Lt", []),
+            ("Gt", ["9223372036854775808"]),
+            ("Lt", ["-1"]),
+            ("Gt", ["x"]),
+        ]
+    ],
+    (
+        job(pods=[pod("a", tolerations=[{"key": "k", "effect": "NoExecute", "tolerationSeconds": 2**63}])]),
+        "pods[0].tolerations",
+        "tolerationSeconds must be an integer within int64",
+    ),
+    (
+        job(pods=[pod("a", tolerations=[{"key": "k", "effect": "NoExecute", "tolerationSeconds": 1.5}])]),
+        "pods[0].tolerations",
+        '"tolerationSeconds": 1.5',  # the value as JSON, not as Python
+    ),
 ]
 
 
@@ -207,7 +236,17 @@ def test_json_nan_and_infinity_tokens_are_refused_as_a_parse_error(as_alice):
         response = as_alice.post(URL, text, content_type="application/json")
         assert response.status_code == 400
         assert response.json()["errors"][0]["reason"].startswith("JSON parse error")
+        assert response.json()["errors"][0]["field"] == "body"
     assert not Gang.objects.exists()
+
+
+def test_the_int64_bounds_themselves_are_accepted(as_alice):
+    expression = {"key": "rank", "operator": "Gt", "values": [str(2**63 - 1)]}
+    toleration = {"key": "k", "effect": "NoExecute", "tolerationSeconds": 2**63 - 1}
+    body = job(
+        minMember=1, pods=[pod("a", affinity=[{"matchExpressions": [expression]}], tolerations=[toleration])]
+    )
+    assert as_alice.post(URL, body, format="json").status_code == 201
 
 
 def test_a_json_number_that_overflows_to_infinity_is_refused(as_alice):
@@ -296,4 +335,3 @@ def test_the_throttle_counts_in_one_cache_per_process_with_the_settings_prefix(a
     assert process_cache() is not shared and process_cache().key_prefix == "another"
     # a fresh prefix holds no count: the next submission passes
     assert as_alice.post(URL, job(name="u", pods=[pod("u-0")], minMember=1), format="json").status_code == 201
-

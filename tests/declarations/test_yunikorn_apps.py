@@ -57,7 +57,7 @@ def test_real_members_applied_with_the_definition_need_no_placeholder():
 def test_a_pod_named_as_a_placeholder_is_refused():
     with pytest.raises(DeclarationError, match="has the name of a placeholder of task group 'exec'") as error:
         manifests_apply([pod("launcher", definition=True), pod("tg-app-exec-1")])
-    assert error.value.field == "documents[1]"
+    assert error.value.field == "documents[1].metadata.name"
     assert not Gang.objects.exists()
 
 

@@ -144,10 +144,10 @@ def deep(levels: int) -> str:
 
 # (raw JSON body of a gang job, field, words in the reason)
 BAD_JOBS = [
-    ("[" * 100_000 + "]" * 100_000, None, "nested more than"),
-    (deep(100_000), None, "nested more than"),
-    (json.dumps(job(pods=[{"name": "p", "labels": json.loads(deep(900))}])), None, "nested more than"),
-    (json.dumps(job(pods=[{"name": "p", "labels": {"a": "\x00"}}], minMember=1)), None, "NUL"),
+    ("[" * 100_000 + "]" * 100_000, "body", "nested more than"),
+    (deep(100_000), "body", "nested more than"),
+    (json.dumps(job(pods=[{"name": "p", "labels": json.loads(deep(900))}])), "body", "nested more than"),
+    (json.dumps(job(pods=[{"name": "p", "labels": {"a": "\x00"}}], minMember=1)), "body", "NUL"),
     (json.dumps(job(name="训练")), "name", "RFC 1123"),
     (json.dumps(job(namespace="ml-\u00e9")), "namespace", "RFC 1123"),
     (json.dumps(job(namespace="ml\u200b")), "namespace", "RFC 1123"),
