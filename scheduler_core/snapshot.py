@@ -20,7 +20,7 @@ from django.db.models import Exists, F, FloatField, Func, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 
 from scheduler_core.engine import model as engine
-from scheduler_core.engine.model import GangMode, GangPhase, Placement, TimeoutStyle
+from scheduler_core.engine.model import GangMode, GangPhase, MatchPolicy, Placement, TimeoutStyle
 from scheduler_core.models import Gang, GangGroup, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
@@ -157,6 +157,7 @@ def gang_to_engine(gang: Gang, group_key: str | None) -> engine.Gang:
         satisfied=gang.satisfied,
         wait_started=to_epoch(gang.wait_started),
         fallen_back=gang.fallen_back,
+        match_policy=MatchPolicy(gang.match_policy),
     )
 
 
@@ -211,6 +212,7 @@ def build_snapshot() -> engine.Snapshot:
             "satisfied",
             "wait_started_epoch",
             "fallen_back",
+            "match_policy",
         )
     )
     gangs = tuple(
@@ -233,6 +235,7 @@ def build_snapshot() -> engine.Snapshot:
             satisfied=satisfied,
             wait_started=wait_started,
             fallen_back=fallen_back,
+            match_policy=MatchPolicy(match_policy),
         )
         for (
             namespace,
@@ -253,6 +256,7 @@ def build_snapshot() -> engine.Snapshot:
             satisfied,
             wait_started,
             fallen_back,
+            match_policy,
         ) in gang_rows
     )
     # The gang key comes from the member's own join, not from the gang list above: a pod must

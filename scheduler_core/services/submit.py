@@ -92,7 +92,7 @@ def gang_submit(*, namespace: str, name: str, min_member: int, pods: list[dict],
     _refuse_existing(namespace, members)
     gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member, **fields)
     for member in members:
-        member.gang = gang
+        member.gang, member.owner = gang, f"gang/{name}"  # its pods are the gang's: its policy recreates them
     Member.objects.bulk_create(members)
     event_record(
         gang=gang, kind=GangEventKind.CREATED, reason=f"{len(members)} pods, min_member {min_member}"
