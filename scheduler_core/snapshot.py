@@ -1,10 +1,8 @@
-"""From database rows to the engine's Snapshot, and the JSON <-> engine dataclass conversions.
+"""From database rows to the engine's Snapshot.
 
 Conventions at this boundary:
-- datetimes become float seconds since the epoch (``to_epoch``), None stays None;
-- JSON fields keep Kubernetes' spelling (``matchExpressions``); the engine's dataclasses use
-  Python names (``match_expressions``); ``*_from_json`` / ``*_to_json`` convert, and
-  ``x_from_json(x_to_json(v)) == v`` for every engine value (tests/service/test_snapshot.py);
+- datetimes, taints, tolerations and node selector terms convert as ``snapshot_json`` says
+  (re-exported here: ``snapshot.to_epoch``, ``snapshot.taint_from_json``, ...);
 - the snapshot is deterministic: nodes, pods and gangs are ordered by name, so two builds over
   the same rows are equal.
 """
@@ -13,86 +11,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import Exists, F, FloatField, Func, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 
 from scheduler_core.engine import model as engine
-from scheduler_core.engine.model import GangMode, GangPhase, Placement, TimeoutStyle
+from scheduler_core.engine.model import GangMode, GangPhase, MatchPolicy, Placement, TimeoutStyle
 from scheduler_core.models import Gang, GangGroup, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+
+from .snapshot_json import (  # noqa: F401  (re-exported: callers and tests use snapshot.*)
+    from_epoch,
+    ints,
+    taint_from_json,
+    taint_to_json,
+    term_from_json,
+    term_to_json,
+    to_epoch,
+    toleration_from_json,
+    toleration_to_json,
+)
 
 #: Gang phases after which a gang is history, not work: the snapshot leaves such a gang out
 #: unless it still has pods that hold capacity (then the engine needs it to account for them).
 #: TimedOut is not here: a timed-out gang still shows up so the engine can explain it.
 DONE_PHASES = (GangPhase.FINISHED.value, GangPhase.FAILED.value, GangPhase.KILLED.value)
-
-
-# ---------------------------------------------------------------- times
-
-
-def to_epoch(value: datetime | None) -> float | None:
-    return None if value is None else value.timestamp()
-
-
-def from_epoch(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, tz=UTC)
-
-
-# ---------------------------------------------------------------- JSON <-> engine dataclasses
-
-
-def taint_from_json(data: Mapping[str, Any]) -> engine.Taint:
-    return engine.Taint(key=data["key"], value=data.get("value", ""), effect=data.get("effect", "NoSchedule"))
-
-
-def taint_to_json(taint: engine.Taint) -> dict[str, str]:
-    return {"key": taint.key, "value": taint.value, "effect": taint.effect}
-
-
-def toleration_from_json(data: Mapping[str, Any]) -> engine.Toleration:
-    return engine.Toleration(
-        key=data.get("key", ""),
-        operator=data.get("operator", "Equal"),
-        value=data.get("value", ""),
-        effect=data.get("effect", ""),
-    )
-
-
-def toleration_to_json(toleration: engine.Toleration) -> dict[str, str]:
-    return {
-        "key": toleration.key,
-        "operator": toleration.operator,
-        "value": toleration.value,
-        "effect": toleration.effect,
-    }
-
-
-def term_from_json(data: Mapping[str, Any]) -> engine.NodeSelectorTerm:
-    return engine.NodeSelectorTerm(
-        match_expressions=tuple(
-            engine.NodeSelectorRequirement(
-                key=requirement["key"],
-                operator=requirement["operator"],
-                values=tuple(requirement.get("values", ())),
-            )
-            for requirement in data.get("matchExpressions", ())
-        )
-    )
-
-
-def term_to_json(term: engine.NodeSelectorTerm) -> dict[str, Any]:
-    return {
-        "matchExpressions": [
-            {"key": r.key, "operator": r.operator, "values": list(r.values)} for r in term.match_expressions
-        ]
-    }
-
-
-def _ints(data: Mapping[str, Any]) -> dict[str, int]:
-    return {name: int(amount) for name, amount in data.items()}
 
 
 # ---------------------------------------------------------------- rows -> engine objects
@@ -109,7 +53,7 @@ def available(allocatable: Mapping[str, int], external: Mapping[str, int]) -> di
 def node_to_engine(node: Node) -> engine.Node:
     return engine.Node(
         name=node.name,
-        allocatable=available(_ints(node.allocatable), _ints(node.external_usage)),
+        allocatable=available(ints(node.allocatable), ints(node.external_usage)),
         labels=dict(node.labels),
         taints=tuple(taint_from_json(t) for t in node.taints),
         unschedulable=node.unschedulable,
@@ -121,7 +65,7 @@ def member_to_engine(member: Member, gang_key: str | None) -> engine.Pod:
     return engine.Pod(
         namespace=member.namespace,
         name=member.name,
-        requests=_ints(member.requests),
+        requests=ints(member.requests),
         priority=member.priority,
         created=member.created.timestamp(),
         gang=gang_key,
@@ -142,7 +86,7 @@ def gang_to_engine(gang: Gang, group_key: str | None) -> engine.Gang:
         namespace=gang.namespace,
         name=gang.name,
         min_member=gang.min_member,
-        min_resources=_ints(gang.min_resources),
+        min_resources=ints(gang.min_resources),
         total_number=gang.total_number,
         mode=GangMode(gang.mode),
         wait_seconds=gang.wait_seconds,
@@ -157,6 +101,7 @@ def gang_to_engine(gang: Gang, group_key: str | None) -> engine.Gang:
         satisfied=gang.satisfied,
         wait_started=to_epoch(gang.wait_started),
         fallen_back=gang.fallen_back,
+        match_policy=MatchPolicy(gang.match_policy),
     )
 
 
@@ -211,6 +156,7 @@ def build_snapshot() -> engine.Snapshot:
             "satisfied",
             "wait_started_epoch",
             "fallen_back",
+            "match_policy",
         )
     )
     gangs = tuple(
@@ -233,6 +179,7 @@ def build_snapshot() -> engine.Snapshot:
             satisfied=satisfied,
             wait_started=wait_started,
             fallen_back=fallen_back,
+            match_policy=MatchPolicy(match_policy),
         )
         for (
             namespace,
@@ -253,6 +200,7 @@ def build_snapshot() -> engine.Snapshot:
             satisfied,
             wait_started,
             fallen_back,
+            match_policy,
         ) in gang_rows
     )
     # The gang key comes from the member's own join, not from the gang list above: a pod must
@@ -396,7 +344,7 @@ class _JSONCache:
             return value
 
     def ints(self, text: str) -> dict[str, int]:
-        return self._build("ints", text, _ints)
+        return self._build("ints", text, ints)
 
     def tolerations(self, text: str) -> tuple[engine.Toleration, ...]:
         return self._build("tolerations", text, lambda data: tuple(toleration_from_json(t) for t in data))

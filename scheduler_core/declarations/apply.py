@@ -412,10 +412,18 @@ def _provisional_write(ref: GangRef, gang: Gang | None, pods: int, submitter: st
 
 
 def _pods_write(plan: _Plan, gangs: dict[str, Gang], submitter: str) -> dict[str, str]:
+    """Create or update the pods; each keeps who owns it (``Member.owner``): the workload whose
+    template made it (Job, vcjob, GangJob, ...), a Pod's controller ownerReference, or nobody
+    (a bare Pod, which deleting removes for good), and who submitted it (``Member.submitter``)."""
     existing = {
         member.key: member for member in Member.objects.select_for_update().filter(_keys_q(plan.pods))
     }
     _total_number_check(plan, gangs, existing)
+    owners = {
+        pod.key: pod.owner or ("" if item.object_name.startswith("pod/") else item.object_name)
+        for item in plan.loaded
+        for pod in item.pods
+    }
     statuses, new = {}, []
     for key, pod in plan.pods.items():
         gang = gangs.get(pod.gang.key) if pod.gang else None
@@ -423,13 +431,22 @@ def _pods_write(plan: _Plan, gangs: dict[str, Gang], submitter: str) -> dict[str
         member = existing.get(key)
         if member is None:
             new.append(
-                Member(namespace=pod.namespace, name=pod.name, gang=gang, submitter=submitter, **fields)
+                Member(
+                    namespace=pod.namespace,
+                    name=pod.name,
+                    gang=gang,
+                    submitter=submitter,
+                    owner=owners[key],
+                    **fields,
+                )
             )
             statuses[key] = CREATED
             continue
         if member.gang_id != (gang.pk if gang else None):
             was = f"gang {member.gang.key}" if member.gang else "no gang"
             raise v.DeclarationError(pod.field, f"pod {key} already exists with {was}; delete it first")
+        if member.owner != owners[key]:  # a row older than owners, or a pod adopted by a controller
+            Member.objects.filter(pk=member.pk).update(owner=owners[key])
         changed = [name for name, value in fields.items() if getattr(member, name) != value]
         if not changed:
             statuses[key] = UNCHANGED
@@ -456,6 +473,9 @@ def _pods_write(plan: _Plan, gangs: dict[str, Gang], submitter: str) -> dict[str
 
 
 def _total_number_check(plan: _Plan, gangs: dict[str, Gang], existing: dict[str, Member]) -> None:
+    """A gang's pods that exist now (its Member rows: a deleted bare pod has none, a pod its
+    workload recreates keeps its row) plus the new ones must not exceed total-number, so the
+    replacement of a deleted bare member (a new name) joins in its place."""
     for key, members in plan.pods_by_gang.items():
         gang = gangs.get(key)
         if gang is None or gang.total_number is None:

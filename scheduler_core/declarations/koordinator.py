@@ -8,8 +8,14 @@
 | ``waiting-time`` (Go duration, ``300s``) | wait_seconds | 600 s (Koordinator's global default) |
 | ``mode`` (``Strict``/``NonStrict``) | mode | Strict |
 | ``groups`` (JSON list of ``"namespace/name"``) | gang group | none |
+| ``match-policy`` (alias ``pod-group.scheduling.sigs.k8s.io/match-policy``) | match_policy | once-satisfied |
 
 On a PodGroup the same keys are annotations and win over the PodGroup's own fields.
+
+``match-policy`` says how a gang satisfied once takes new members, such as the replacement of a
+deleted bare pod (``isGangValidForPermit`` in Koordinator's coscheduling plugin):
+``once-satisfied`` binds them at once, ``waiting-and-running`` once the running members and the
+new ones reach min-available, ``only-waiting`` once min-available new ones are placed together.
 """
 
 from __future__ import annotations
@@ -17,12 +23,17 @@ from __future__ import annotations
 import hashlib
 import json
 
+from scheduler_core.engine.model import MatchPolicy
+
 from . import validate as v
 from .spec import GangRef, GangSpec
 
 PREFIX = "gang.scheduling.koordinator.sh/"
 NAME, MIN_AVAILABLE, TOTAL_NUMBER = PREFIX + "name", PREFIX + "min-available", PREFIX + "total-number"
 WAITING_TIME, MODE, GROUPS = PREFIX + "waiting-time", PREFIX + "mode", PREFIX + "groups"
+MATCH_POLICY = PREFIX + "match-policy"
+#: The same key under scheduler-plugins' prefix, which Koordinator reads when the first is absent.
+MATCH_POLICY_ALIAS = "pod-group.scheduling.sigs.k8s.io/match-policy"
 #: Koordinator's global default gang waiting time (CoschedulingArgs.DefaultTimeout).
 DEFAULT_WAIT_SECONDS = 600.0
 SOURCE = "koordinator"
@@ -42,12 +53,16 @@ def pod_gang(
             name=name,
             min_member=1,
             source_format=SOURCE,
-            declaration={"annotations": {k: val for k, val in annotations.items() if k.startswith(PREFIX)}},
+            declaration={"annotations": {k: val for k, val in annotations.items() if _declares(k)}},
             field=where,
             wait_seconds=DEFAULT_WAIT_SECONDS,
         )
         ref.spec = overlay(base, annotations, where)
     return ref
+
+
+def _declares(key: str) -> bool:
+    return key.startswith(PREFIX) or key == MATCH_POLICY_ALIAS
 
 
 def overlay(spec: GangSpec, annotations: dict[str, str], field: str) -> GangSpec:
@@ -73,6 +88,9 @@ def overlay(spec: GangSpec, annotations: dict[str, str], field: str) -> GangSpec
         spec.mode = v.mode(annotations[MODE], at(MODE))
     if GROUPS in annotations:
         spec.group, spec.group_key = group_members(spec, annotations[GROUPS], at(GROUPS))
+    key = next((key for key in (MATCH_POLICY, MATCH_POLICY_ALIAS) if key in annotations), None)
+    if key is not None:
+        spec.match_policy = v.choice(annotations[key], at(key), [p.value for p in MatchPolicy])
     return spec
 
 

@@ -6,7 +6,9 @@
 - label ``kueue.x-k8s.io/queue-name`` -> queue (``default``).
 
 Every pod of a group carries the declaration: pods disagreeing on it are refused (``apply.py``).
-Kueue does not time a group out: wait_seconds is empty.
+Kueue does not time a group out: wait_seconds is empty. Nor does it recreate a group's pods
+(their creator does): a replacement joins the admitted group and binds at once (match_policy
+once-satisfied).
 """
 
 from __future__ import annotations

@@ -10,6 +10,12 @@
 | pod label ``pod-group.scheduling.sigs.k8s.io`` (or ``.../name``) | the pod's gang (older form) | - |
 | PodGroup of ``scheduling.sigs.k8s.io/v1alpha1`` | read as the PodGroup above | - |
 | label or annotation ``.../min-available`` | min_member | none: the pods name a PodGroup |
+| (a satisfied PodGroup's new pods) | match_policy | waiting-and-running |
+
+A PodGroup's new pod (a replacement) binds when the group's bound pods and it reach minMember:
+scheduler-plugins' Permit counts the pods already assigned (``pkg/coscheduling/core/core.go``,
+TestPermit "pod belongs to a pg that have quorum satisfied"), which is Koordinator's
+``waiting-and-running``; a Koordinator ``match-policy`` annotation on the PodGroup wins.
 
 A pod naming a PodGroup that does not exist yet waits in a provisional gang (``apply.py``).
 The older group ``scheduling.sigs.k8s.io`` is the one scheduler-plugins served before it moved to
@@ -20,6 +26,8 @@ its pods carry the older label.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from scheduler_core.engine.model import MatchPolicy
 
 from . import koordinator
 from . import validate as v
@@ -53,6 +61,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         source_format=SOURCE,
         declaration=manifest.obj,
         field=manifest.name_field,
+        match_policy=MatchPolicy.WAITING_AND_RUNNING.value,
     )
     annotations_field = v.join(manifest.path, "metadata", "annotations")
     annotations = v.string_map(metadata.get("annotations"), annotations_field)
@@ -81,6 +90,7 @@ def pod_gang(
                 min_member=v.member_count(values[LEGACY_MIN_AVAILABLE], min_field, text_ok=True),
                 wait_seconds=DEFAULT_WAIT_SECONDS,
                 source_format=LEGACY_SOURCE,
+                match_policy=MatchPolicy.WAITING_AND_RUNNING.value,
                 declaration={
                     kind: {LEGACY_MIN_AVAILABLE: values[LEGACY_MIN_AVAILABLE], legacy_key: ref.name}
                 },

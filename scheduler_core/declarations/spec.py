@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
+from scheduler_core.engine.model import GangMode, MatchPolicy, Placement, TimeoutStyle
 from scheduler_core.models import RestartPolicy
 
 
@@ -38,6 +38,8 @@ class GangSpec:
     max_retry: int | None = None
     failure_policy: str = ""
     eviction_policy: str = ""
+    # How a gang satisfied once takes new members (Koordinator's match-policy).
+    match_policy: str = MatchPolicy.ONCE_SATISFIED.value
     # Gang group members as "namespace/name" keys (this gang included), and the group's key.
     group: list[str] | None = None
     group_key: str | None = None
@@ -70,6 +72,7 @@ class GangSpec:
             "max_retry": self.max_retry,
             "failure_policy": self.failure_policy,
             "eviction_policy": self.eviction_policy,
+            "match_policy": self.match_policy,
             "source_format": self.source_format,
             "application": self.application,
             "declaration": self.declaration,
@@ -125,6 +128,8 @@ class PodSpec:
     annotations: dict[str, str] = field(default_factory=dict)
     scheduler_name: str = ""
     preemptible: bool = True
+    # The workload that creates this pod ("job.batch/train"); empty: a bare Pod (Member.owner).
+    owner: str = ""
 
     @property
     def key(self) -> str:

@@ -231,7 +231,21 @@ def load_pod(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         readers=readers,
         name_field=v.join(manifest.path, "metadata", "name"),
     )
+    pod.owner = controller_of(metadata, v.join(manifest.path, "metadata", "ownerReferences"))
     return Loaded(object_name=f"pod/{name}", pods=[pod])
+
+
+def controller_of(metadata: dict[str, Any], field: str) -> str:
+    """The pod's controller from its ``ownerReferences`` (the one with ``controller: true``) as
+    ``kind.group/name``; empty for a bare pod, which no controller recreates."""
+    for index, ref in enumerate(v.sequence(metadata.get("ownerReferences"), field)):
+        ref = v.mapping(ref, v.join(field, index))
+        if ref.get("controller") is True:
+            kind = v.text(ref.get("kind"), v.join(field, index, "kind"), max_length=63)
+            name = v.text(ref.get("name"), v.join(field, index, "name"))
+            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+            return f"{kind.lower()}{'.' + group if group else ''}/{name}"
+    return ""
 
 
 def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:

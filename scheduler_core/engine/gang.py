@@ -95,14 +95,19 @@ def _precondition(session: Session, unit: Unit) -> Explanation | None:
             )
         if gang.settled:
             continue
-        present = len(session.members.get(gang.key, ()))
-        if present < gang.min_member:
-            return Explanation(
-                gang.key,
-                Reason.WAITING_FOR_MEMBERS,
-                f"{gang.key} has {present} of its {gang.min_member} members; waiting for the rest",
-                {"present": present, "min_member": gang.min_member},
+        members = session.members.get(gang.key, ())
+        present = len(members) if gang.counts_running else sum(1 for pod in members if pod.pending)
+        if present >= gang.min_member:
+            continue
+        details = {"present": present, "min_member": gang.min_member}
+        message = f"{gang.key} has {present} of its {gang.min_member} members; waiting for the rest"
+        if not gang.counts_running:
+            details["match_policy"] = gang.match_policy.value
+            message = (
+                f"{gang.key} has {present} waiting members; match-policy {gang.match_policy.value} "
+                f"places {gang.min_member} together, not counting the running ones"
             )
+        return Explanation(gang.key, Reason.WAITING_FOR_MEMBERS, message, details)
     return None
 
 
@@ -116,7 +121,7 @@ def _shortfall(
     *,
     with_reason: bool,
 ) -> Explanation | None:
-    running = session.running(gang.key)
+    running = session.running(gang.key) if gang.counts_running else []
     held = session.held(gang.key)
     unplaced = {pod.key for pod in left}
     placed = [pod for pod in waiting if pod.key not in unplaced]

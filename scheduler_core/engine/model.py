@@ -24,6 +24,21 @@ class GangMode(str, enum.Enum):
     NON_STRICT = "NonStrict"  # keep partial reservations across cycles and accumulate
 
 
+class MatchPolicy(str, enum.Enum):
+    """Koordinator's ``match-policy``: which members count toward min_member once a gang was
+    satisfied and new members arrive (replacements of deleted pods, late members).
+
+    ``pkg/scheduler/plugins/coscheduling/core/gang.go`` (isGangValidForPermit) in
+    koordinator-sh/koordinator: ONCE_SATISFIED passes at once after the first satisfaction,
+    ONLY_WAITING needs min_member pods waiting together, WAITING_AND_RUNNING counts the
+    running ones too (scheduler-plugins' Permit counts bound pods the same way).
+    """
+
+    ONCE_SATISFIED = "once-satisfied"  # satisfied once: later members are ordinary pods
+    ONLY_WAITING = "only-waiting"  # min_member new members placed together, running ones not counted
+    WAITING_AND_RUNNING = "waiting-and-running"  # running + newly placed members reach min_member
+
+
 class TimeoutStyle(str, enum.Enum):
     """YuniKorn's gangSchedulingStyle: what a timeout leads to."""
 
@@ -137,7 +152,8 @@ class Gang:
     """A gang and its scheduling state, as the service last recorded it.
 
     ``satisfied`` is true once min_member members have been bound together; after that the gang's
-    further members (replacements, members beyond min_member) are scheduled as ordinary pods.
+    further members (replacements, members beyond min_member) are scheduled as ordinary pods
+    under ``match_policy`` once-satisfied, and as a gang again under the other two policies.
     ``wait_started`` is when the timeout clock started (the first cycle that could place a
     member); ``fallen_back`` marks a Soft gang whose timeout sent it to pod-at-a-time scheduling.
     """
@@ -160,6 +176,7 @@ class Gang:
     satisfied: bool = False
     wait_started: float | None = None
     fallen_back: bool = False
+    match_policy: MatchPolicy = MatchPolicy.ONCE_SATISFIED
     key: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -167,8 +184,14 @@ class Gang:
 
     @property
     def settled(self) -> bool:
-        """Past all-or-nothing: satisfied once, or fallen back; its pods are ordinary pods now."""
-        return self.satisfied or self.fallen_back
+        """Past all-or-nothing: satisfied once (match-policy once-satisfied), or fallen back; its
+        pods are ordinary pods now."""
+        return self.fallen_back or (self.satisfied and self.match_policy == MatchPolicy.ONCE_SATISFIED)
+
+    @property
+    def counts_running(self) -> bool:
+        """Whether members already bound count toward min_member (all but only-waiting)."""
+        return self.match_policy != MatchPolicy.ONLY_WAITING
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from scheduler_core.engine.decisions import Reason
-from scheduler_core.engine.model import GangMode, GangPhase, Placement, TimeoutStyle
+from scheduler_core.engine.model import GangMode, GangPhase, MatchPolicy, Placement, TimeoutStyle
 from scheduler_core.validators import (
     validate_affinity,
     validate_gang_keys,
@@ -18,6 +18,7 @@ PHASE_CHOICES = enum_choices(GangPhase)
 MODE_CHOICES = enum_choices(GangMode)
 STYLE_CHOICES = enum_choices(TimeoutStyle)
 PLACEMENT_CHOICES = enum_choices(Placement)
+MATCH_POLICY_CHOICES = enum_choices(MatchPolicy)
 REASON_CHOICES = enum_choices(Reason)
 
 
@@ -104,6 +105,10 @@ class Gang(models.Model):
     eviction_policy = models.CharField(max_length=16, choices=FailureAction.choices, blank=True)
     max_retry = models.PositiveIntegerField(null=True, blank=True)
     retries = models.PositiveIntegerField(default=0)
+    # Koordinator's match-policy: how a gang satisfied once takes new members (engine MatchPolicy).
+    match_policy = models.CharField(
+        max_length=24, choices=MATCH_POLICY_CHOICES, default=MatchPolicy.ONCE_SATISFIED.value
+    )
     submitter = models.CharField(max_length=150, blank=True)
     # Pods that name a gang before its declaration (PodGroup) arrives are held in a provisional
     # gang, which the scheduler does not see (snapshot.py leaves it out, so its pods wait) until
@@ -164,6 +169,7 @@ class Gang(models.Model):
             choices_constraint("mode", MODE_CHOICES, "gang_mode_valid"),
             choices_constraint("style", STYLE_CHOICES, "gang_style_valid"),
             choices_constraint("placement", PLACEMENT_CHOICES, "gang_placement_valid"),
+            choices_constraint("match_policy", MATCH_POLICY_CHOICES, "gang_match_policy_valid"),
             choices_constraint("restart_policy", RestartPolicy.choices, "gang_restart_policy_valid"),
             models.CheckConstraint(
                 condition=Q(reason="") | Q(reason__in=[value for value, _ in REASON_CHOICES]),
@@ -211,6 +217,10 @@ class Member(models.Model):
     # The uid of the Kubernetes pod this row mirrors (empty on the simulated cluster): tells a
     # pod recreated under the same name (a StatefulSet's) from the one it replaced.
     uid = models.CharField(max_length=64, blank=True, default="")
+    # The workload that created the pod and recreates it (``job.batch/train``, a vcjob, a
+    # GangJob, a Workload; a Pod's controller ownerReference). Empty: a bare Pod, which nobody
+    # recreates: deleting it removes it for good (services/delete.py).
+    owner = models.CharField(max_length=320, blank=True, default="")
     terminating = models.BooleanField(default=False)
     phase = models.CharField(max_length=16, choices=MemberPhase.choices, default=MemberPhase.PENDING)
     node = models.CharField(max_length=253, null=True, blank=True, help_text="Bound to; empty: pending.")

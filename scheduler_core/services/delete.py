@@ -2,11 +2,15 @@
 
 ``manage.py delete`` calls these; the API and the pages can too.
 
-- ``pod_delete``: a pod of an active gang is killed (it frees its node at once) and counts
-  against its gang: the gang's restart policy runs, which replaces it (its job's controller
-  recreates it: the Member row becomes a fresh pending pod), restarts the whole gang when it
-  fell below minMember, or fails the gang (``Never``). Any other pod (no gang, finished, or of
-  a finished gang) is removed for good.
+- ``pod_delete``: as in Kubernetes, what happens next depends on who owns the pod.
+  A pod a workload owns (``Member.owner``: a Job, vcjob, GangJob, ... or a Pod's controller
+  ownerReference) of an active gang is killed (it frees its node at once) and counts against
+  its gang: the gang's restart policy runs, which replaces it (its controller recreates it:
+  the Member row becomes a fresh pending pod), restarts the whole gang when it fell below
+  minMember, or fails the gang (``Never``). A bare Pod (applied as ``kind: Pod``, no
+  controller) is removed for good, as is any pod without a gang, finished, or of a finished
+  gang: whoever created it applies the next one, under a new name, and it joins the gang
+  (``match_policy`` says when it binds; total-number counts the pods that exist now).
 - ``pods_remove``: pods removed for good, their owner being deleted too (``delete -f job.yaml``).
 - ``gang_delete``: the gang and all its pods are removed (pods on nodes are deleted first).
 - ``node_delete``: the node is removed; its pods fail and their gangs' rules reschedule them.
@@ -57,7 +61,8 @@ def _kill(members: Iterable[Member], reason: str) -> None:
 @transaction.atomic
 def pod_delete(*, namespace: str, name: str, by: str = "an operator") -> str:
     """Delete a pod; returns what became of it: ``replaced``, ``gang restarted``, ``gang
-    failed`` (restart policies) or ``removed``. NotFound if there is no such pod."""
+    failed`` (restart policies, for a pod its workload owns) or ``removed`` (a bare pod, or a
+    pod no gang keeps). NotFound if there is no such pod."""
     member = Member.objects.select_for_update().filter(namespace=namespace, name=name).first()
     if member is None:
         raise NotFound(f'pod "{name}" not found in namespace {namespace}')
@@ -65,7 +70,12 @@ def pod_delete(*, namespace: str, name: str, by: str = "an operator") -> str:
     now = timezone.now()
     gang = member.gang
     _kill([member], reason)
-    if gang is None or gang.phase in lifecycle.DONE_PHASES or member.phase not in ACTIVE_MEMBER_PHASES:
+    if (
+        not member.owner
+        or gang is None
+        or gang.phase in lifecycle.DONE_PHASES
+        or member.phase not in ACTIVE_MEMBER_PHASES
+    ):
         member.delete()
         if gang is not None:
             lifecycle.gangs_refresh(now=now, gang_ids=[gang.id])

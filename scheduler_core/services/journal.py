@@ -5,7 +5,9 @@ bind in the same fenced transaction as the rest of its decisions; ``journal_exec
 them idempotently and settles them. A worker killed anywhere in between leaves pending rows,
 and the next cycle's ``journal_recover`` binds what is left (a bind of a pod already on that
 node succeeds) or, when a satisfied gang ends with fewer than min_member bound, rolls the whole
-gang back. Either way no gang stays half-bound and forgotten.
+gang back. Either way no gang stays half-bound and forgotten. (A gang of bare pods that ran and
+lost some to ``delete`` is the exception: nobody recreates those, and its new members bind as
+its match-policy says without touching the ones still running.)
 """
 
 from __future__ import annotations
@@ -148,13 +150,18 @@ def _settle_gangs(gang_ids: set[int], rows: Sequence[JournalEntry], errors: dict
         if row.gang_id is not None:
             tried[row.gang_id] += 1
             failed[row.gang_id] += row.pk in errors
+    # Gangs with bare pods: below minMember because pods nobody recreates were deleted, after
+    # running; their new members bind under the gang's match-policy, never requeueing the rest.
+    bare = set(Member.objects.filter(gang_id__in=gang_ids, owner="").values_list("gang_id", flat=True))
     events = []
     for gang in Gang.objects.filter(pk__in=gang_ids):
         bound = counts.get(gang.pk, 0)
         # A gang that is not satisfied (requeued while these binds were in flight) and did not
         # fall back to pod-at-a-time must not keep a part of a stale placement either.
         stale = not gang.satisfied and not gang.fallen_back and bound > 0
-        if (gang.satisfied or stale) and bound < gang.min_member:
+        ran_before = bound > tried[gang.pk] - failed[gang.pk]  # members bound before these binds
+        after_gang = gang.satisfied and ran_before and gang.pk in bare
+        if (gang.satisfied or stale) and bound < gang.min_member and not after_gang:
             reason = (
                 f"{failed[gang.pk]} of {tried[gang.pk]} binds failed; {bound} bound < minMember "
                 f"{gang.min_member}: rolled back whole"

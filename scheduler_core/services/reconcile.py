@@ -21,8 +21,9 @@ touched and a log line:
    that no longer waits: dropped;
 3. (simulated) active pods bound to a node that does not exist: failed ("node missing"), and
    their gangs' restart policies run;
-4. gangs holding some but fewer than minMember pods, not "after gang" (satisfied and
-   RestartFailedOnly) nor fallen back, with nothing in flight: requeued whole;
+4. gangs holding some but fewer than minMember pods, not "after gang" (satisfied, and
+   RestartFailedOnly or with bare pods, whose missing members only their user replaces) nor
+   fallen back, with nothing in flight: requeued whole;
 5. gang counters and phases that disagree with their pods: recounted (``gangs_refresh``).
 
 It takes the scheduler lease like a cycle, so it never races one; with the lease busy it
@@ -161,9 +162,14 @@ def _partial_gangs(backend: ClusterBackend, now: datetime) -> list[Repair]:
         ).values_list("gang_id", flat=True)
     )
     in_flight = set(BindJournal.objects.filter(state=BindState.PENDING).values_list("gang_id", flat=True))
+    bare = set(Member.objects.filter(gang_id__in=list(held), owner="").values_list("gang_id", flat=True))
     repairs = []
     for gang in Gang.objects.filter(pk__in=list(held), phase__in=_WAITING, fallen_back=False):
-        after_gang = gang.satisfied and gang.restart_policy == RestartPolicy.RESTART_FAILED_ONLY
+        # A satisfied gang of bare pods below minMember lost members that nobody recreates:
+        # Koordinator's "after gang" keeps it running, and so does this sweep.
+        after_gang = gang.satisfied and (
+            gang.restart_policy == RestartPolicy.RESTART_FAILED_ONLY or gang.pk in bare
+        )
         if gang.pk in in_flight or after_gang or held[gang.pk] >= gang.min_member:
             continue
         reason = f"{held[gang.pk]} of minMember {gang.min_member} pods held: partially bound, requeued whole"

@@ -99,7 +99,8 @@ def gang_submit(
     _refuse_existing(namespace, members, actor)
     gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member, **fields)
     for member in members:
-        member.gang, member.submitter = gang, gang.submitter
+        # Its pods are the gang's: its policy recreates them.
+        member.gang, member.submitter, member.owner = gang, gang.submitter, f"gang/{name}"
     Member.objects.bulk_create(members)
     event_record(
         gang=gang, kind=GangEventKind.CREATED, reason=f"{len(members)} pods, min_member {min_member}"

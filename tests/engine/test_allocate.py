@@ -4,6 +4,7 @@ import pytest
 
 from scheduler_core.engine import (
     EngineConfig,
+    MatchPolicy,
     NodeSelectorRequirement,
     NodeSelectorTerm,
     Placement,
@@ -49,6 +50,31 @@ def test_after_the_gang_is_satisfied_a_replacement_member_is_an_ordinary_pod():
     result = run_cycle(world, NOW)
     assert bound(result) == {"team/train-3": "n0"}
     assert result.transitions_of("team/train") == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "running", "new", "binds"),
+    [
+        (MatchPolicy.ONCE_SATISFIED, 1, 1, True),
+        (MatchPolicy.WAITING_AND_RUNNING, 1, 1, False),
+        (MatchPolicy.WAITING_AND_RUNNING, 2, 1, True),
+        (MatchPolicy.ONLY_WAITING, 2, 1, False),
+        (MatchPolicy.ONLY_WAITING, 0, 3, True),
+    ],
+)
+def test_new_members_of_a_satisfied_gang_bind_as_its_match_policy_says(policy, running, new, binds):
+    """Koordinator's isGangValidForPermit (coscheduling/core/gang.go; core_test.go TestPermit):
+    once-satisfied passes, waiting-and-running counts bound members, only-waiting does not."""
+    old = members("team/train", running, node="n0", started=0.0)
+    world = snapshot(
+        nodes(2),
+        old + members("team/train", new, start=3),
+        [gang("team/train", 3, satisfied=True, match_policy=policy)],
+    )
+    result = run_cycle(world, NOW)
+    assert len(bound(result)) == (new if binds else 0)
+    if not binds:
+        assert result.explanations["team/train"].reason == Reason.WAITING_FOR_MEMBERS
 
 
 def test_min_resources_must_be_met_by_the_placed_members():

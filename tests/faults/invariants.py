@@ -7,7 +7,8 @@ PostgreSQL (``using``):
 
 1. the gang rule: every gang that is still active holds (bound and active, plus succeeded) either
    nothing or at least min_member pods, unless it is "after gang" (satisfied with the
-   RestartFailedOnly policy, which lets it run below minMember) or a Soft gang that fell back;
+   RestartFailedOnly policy, which lets it run below minMember, or satisfied with bare pods,
+   which nobody recreates once deleted) or a Soft gang that fell back;
    a gang with binds still pending in the journal is in flight and judged once they settle;
 2. no node is over-committed: the requests of its bound active pods (plus what other schedulers
    use) fit its allocatable, and so does the pod count;
@@ -37,7 +38,7 @@ def violations(*, using: str = "default", idle: bool = False) -> list[str]:
     """Every broken invariant, as a sentence naming the rows; empty when all hold."""
     members = list(
         Member.objects.using(using).values(
-            "id", "namespace", "name", "gang_id", "phase", "node", "reserved_node", "requests"
+            "id", "namespace", "name", "gang_id", "phase", "node", "reserved_node", "requests", "owner"
         )
     )
     gangs = {g["id"]: g for g in Gang.objects.using(using).values()}
@@ -69,6 +70,7 @@ def _active(member: dict) -> bool:
 
 def _gang_rule(gangs: dict, members: list[dict], in_flight: set, idle: bool) -> list[str]:
     held: Counter = Counter()
+    bare = {m["gang_id"] for m in members if not m["owner"]}
     for m in members:
         if m["gang_id"] is not None and ((_active(m) and m["node"]) or m["phase"] == MemberPhase.SUCCEEDED):
             held[m["gang_id"]] += 1
@@ -76,7 +78,9 @@ def _gang_rule(gangs: dict, members: list[dict], in_flight: set, idle: bool) -> 
     for pk, gang in gangs.items():
         if gang["phase"] in DONE or gang["fallen_back"] or (pk in in_flight and not idle):
             continue
-        after_gang = gang["satisfied"] and gang["restart_policy"] == RestartPolicy.RESTART_FAILED_ONLY
+        after_gang = gang["satisfied"] and (
+            gang["restart_policy"] == RestartPolicy.RESTART_FAILED_ONLY or pk in bare
+        )
         if 0 < held[pk] < gang["min_member"] and not after_gang:
             found.append(
                 f"gang {gang['namespace']}/{gang['name']} ({gang['phase']}, satisfied={gang['satisfied']}) "

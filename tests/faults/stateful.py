@@ -99,8 +99,10 @@ class ServiceMachine(RuleBasedStateMachine):
         mode=st.sampled_from(["Strict", "NonStrict"]),
         wait=st.sampled_from([None, 60.0]),
         duration=st.sampled_from([None, 15.0, 40.0]),
+        owned=st.booleans(),
     )
-    def submit(self, size, spare, cpu, mode, wait, duration) -> None:
+    def submit(self, size, spare, cpu, mode, wait, duration, owned) -> None:
+        """A gang of a Job's pods (``owned``: recreated when deleted) or of bare Pods (not)."""
         self.gangs += 1
         name = f"g{self.gangs}"
         gang = Gang.objects.create(
@@ -113,6 +115,7 @@ class ServiceMachine(RuleBasedStateMachine):
                 gang=gang,
                 requests={"cpu": cpu, "memory": GI},
                 duration_seconds=duration,
+                owner=f"job.batch/{name}" if owned else "",
             )
             for i in range(size)
         )

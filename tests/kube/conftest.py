@@ -2,6 +2,8 @@
 
 import pytest
 
+from scheduler_core.cluster.kube import readiness
+from tests.kube.cluster import PODGROUPS, Harness, node
 from tests.kube.emulator import KubeAPI
 
 
@@ -11,3 +13,26 @@ def kube_api():
     api = KubeAPI()
     yield api
     api.close()
+
+
+@pytest.fixture
+def cluster(kube_api):
+    """Two 4-CPU nodes and the PodGroup CRD, mirrored by a leading watcher (``Harness``)."""
+    kube_api.add_crd(*PODGROUPS, kind="PodGroup")
+    for name in ("node-a", "node-b"):
+        kube_api.create(node(name, cpu="4"))
+    harness = Harness(kube_api).start()
+    yield harness
+    harness.stop()
+    readiness.ready_clear()
+
+
+@pytest.fixture
+def default_backend(cluster, settings):
+    """Make the harness's backend the one services find with ``get_backend()``."""
+    from scheduler_core import cluster as backends
+
+    settings.CLUSTER_BACKEND = "kubernetes"
+    backends._instances["kubernetes"] = cluster.backend
+    yield cluster.backend
+    backends._instances.pop("kubernetes", None)

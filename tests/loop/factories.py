@@ -14,7 +14,11 @@ def make_nodes(count: int, cpu: int = 4, gpu: int = 0, prefix: str = "n") -> lis
     return Node.objects.bulk_create(Node(name=f"{prefix}{i}", allocatable=allocatable) for i in range(count))
 
 
-def make_gang(key: str, members: int, cpu: float = 1, min_member: int | None = None, **fields) -> Gang:
+def make_gang(
+    key: str, members: int, cpu: float = 1, min_member: int | None = None, owner: str | None = None, **fields
+) -> Gang:
+    """A gang and its pods; the pods are a Job's (recreated by their gang's restart policy)
+    unless ``owner=""`` makes them bare Pods."""
     namespace, name = key.split("/")
     gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member or members, **fields)
     Member.objects.bulk_create(
@@ -23,6 +27,7 @@ def make_gang(key: str, members: int, cpu: float = 1, min_member: int | None = N
             name=f"{name}-{i}",
             gang=gang,
             requests={"cpu": int(cpu * 1000), "memory": GI},
+            owner=f"job.batch/{name}" if owner is None else owner,
         )
         for i in range(members)
     )

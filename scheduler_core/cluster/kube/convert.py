@@ -136,12 +136,11 @@ def declared_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     """The pod as a manifest for ``manifests_apply``: what its owner declared, without status or
     server-set metadata (resourceVersion changes on every write; keeping it would make each
     watch event look like a changed declaration)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": _kept_metadata(pod),
-        "spec": dict(pod.get("spec") or {}),
-    }
+    meta = _kept_metadata(pod)
+    owners = metadata(pod).get("ownerReferences")
+    if owners:
+        meta["ownerReferences"] = owners  # its controller recreates it; a bare pod has none
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(pod.get("spec") or {})}
 
 
 def declared_object(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,9 @@
     manage.py delete gang NAMESPACE/NAME ...
     manage.py delete node NAME ...
 
-- a pod of an active gang counts against its gang: its restart policy replaces it (or restarts
-  or fails the gang); another pod is removed (``services/delete.pod_delete``);
+- a pod a workload owns (a Job's, a vcjob's, ...) of an active gang counts against its gang: its
+  restart policy replaces it (or restarts or fails the gang); a bare Pod, like any other pod, is
+  removed for good: its creator applies the next one (``services/delete.pod_delete``);
 - a gang is deleted with its pods; a node's pods fail and their gangs reschedule them;
 - with ``-f``: a PodGroup or GangJob deletes its gang and pods, a Pod or workload its pods (for
   good: their owner is gone), a Node the node, a PriorityClass the class, a Namespace every gang
