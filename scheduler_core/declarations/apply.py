@@ -5,9 +5,9 @@ Three steps, so that every check runs before the first write:
 1. load: each object through its format's loader (``registry.py``) into GangSpec / PodSpec;
 2. plan: gangs declared by objects win over gangs declared on pods; two pods declaring one gang
    differently is an error; pods naming an undeclared gang are collected for a provisional gang;
-3. write, in one transaction: gangs (created / configured / unchanged, compared field by field,
-   so re-applying a manifest changes nothing), gang groups, then pods. A pod already bound keeps
-   its spec (Kubernetes' pod spec is immutable); its labels and annotations may change.
+3. write, in one transaction, after checking that every existing gang and pod touched is the
+   actor's (``services/tenancy.py``): gangs and gang groups (``gang_writes.py``), then pods
+   (``pod_writes.py``).
 
 A pod naming a gang nobody declared (a PodGroup label before the PodGroup) joins a provisional
 gang, which the scheduler does not see until its PodGroup is applied or
@@ -20,36 +20,35 @@ import json
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import timedelta
-from functools import reduce
-from operator import or_
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 
-from scheduler_core.engine.decisions import Reason
-from scheduler_core.models import Gang, GangEventKind, GangGroup, Member
-from scheduler_core.services.history import event_record
+from scheduler_core.models import Gang, Member
 from scheduler_core.services.tenancy import CLI, Actor
 
 from . import validate as v
-from .changes import configured_record, pods_record
+from .changes import pods_record
 from .cluster import priority_classes
 from .documents import documents_expand, size_check
+from .gang_writes import (
+    CONFIGURED,
+    CREATED,
+    UNCHANGED,
+    gang_line,
+    gang_write,
+    groups_write,
+    keys_q,
+    provisional_write,
+    replica_write,
+)
+from .pod_writes import pods_write
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, PodSpec
 from .upstream import SOURCE_V1ALPHA1, replica_gang
 from .yunikorn_apps import applications_plan
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_PROVISIONAL_GRACE_S = 60
-CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
-#: Member fields a bound pod may still change (metadata); the others are its immutable spec.
-_METADATA_FIELDS = ("labels", "annotations", "preemptible")
 
 
 @dataclass
@@ -61,7 +60,7 @@ class ApplyResult:
 
 
 @dataclass
-class _Plan:
+class Plan:
     loaded: list[Loaded]
     gangs: dict[str, GangSpec]  # declared, by key, in order
     pods: dict[str, PodSpec]
@@ -122,7 +121,7 @@ def _load(manifests) -> list[Loaded]:
 # ---------------------------------------------------------------- 2. plan
 
 
-def _plan(loaded: list[Loaded]) -> _Plan:
+def _plan(loaded: list[Loaded]) -> Plan:
     declared: dict[str, GangSpec] = {}
     for item in loaded:
         for gang in item.gangs:
@@ -164,7 +163,7 @@ def _plan(loaded: list[Loaded]) -> _Plan:
         if gang is not None:
             for pod in members:
                 _constraints_default(pod, gang)
-    return _Plan(loaded, declared, pods, refs, pods_by_gang)
+    return Plan(loaded, declared, pods, refs, pods_by_gang)
 
 
 def _queues_check(pods, gangs: dict) -> None:
@@ -201,15 +200,7 @@ def _constraints_default(pod: PodSpec, gang: GangSpec) -> None:
 # ---------------------------------------------------------------- 3. write
 
 
-def _keys_q(keys) -> Q:
-    by_namespace: dict[str, list[str]] = defaultdict(list)
-    for key in keys:
-        namespace, name = key.split("/", 1)
-        by_namespace[namespace].append(name)
-    return reduce(or_, (Q(namespace=ns, name__in=names) for ns, names in by_namespace.items()), Q(pk__in=[]))
-
-
-def _write(plan: _Plan, actor: Actor, submitter: str) -> ApplyResult:
+def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
     result = ApplyResult()
     # Cluster objects first, as kubectl applies a file in order and they come first in one:
     # nodes, priority classes and namespaces before the workloads that use them.
@@ -217,17 +208,17 @@ def _write(plan: _Plan, actor: Actor, submitter: str) -> ApplyResult:
     existing = {
         gang.key: gang
         for gang in Gang.objects.select_for_update().filter(
-            _keys_q([*plan.gangs, *plan.refs, *plan.pods_by_gang])
+            keys_q([*plan.gangs, *plan.refs, *plan.pods_by_gang])
         )
     }
     _ownership_check(plan, existing, actor)
     statuses: dict[str, str] = {}
     gangs_out: dict[str, Gang] = {}
-    groups = _groups_write(plan.gangs.values())
+    groups = groups_write(plan.gangs.values())
     for key, spec in plan.gangs.items():
-        gang, status = _gang_write(spec, existing.get(key), groups, submitter, actor)
+        gang, status = gang_write(spec, existing.get(key), groups, submitter, actor)
         statuses[key], gangs_out[key] = status, gang
-        result.lines.append(_gang_line(gang, status))
+        result.lines.append(gang_line(gang, status))
         replicas = Gang.objects.select_for_update().filter(
             provisional=True, declaration__provisional__replica_of=key
         )
@@ -236,22 +227,22 @@ def _write(plan: _Plan, actor: Actor, submitter: str) -> ApplyResult:
         for replica in replicas if spec.source_format == SOURCE_V1ALPHA1 else ():
             # Pods with a replica key came before their Workload: their gang is declared now.
             ref = GangRef(replica.namespace, replica.name, spec.source_format, spec.field)
-            replica, status = _gang_write(replica_gang(spec, ref), replica, groups, submitter, actor)
+            replica, status = gang_write(replica_gang(spec, ref), replica, groups, submitter, actor)
             statuses[replica.key], gangs_out[replica.key] = status, replica
-            result.lines.append(_gang_line(replica, status))
+            result.lines.append(gang_line(replica, status))
     for key, ref in plan.refs.items():
         gang = existing.get(key)
         if ref.replica_of and (gang is None or gang.provisional):
-            gang = _replica_write(ref, gang, submitter, actor) or gang
+            gang = replica_write(ref, gang, submitter, actor) or gang
             existing[key] = gang
         if gang is not None and not gang.provisional:
             _queues_check(plan.pods_by_gang[key], {key: gang})
             gangs_out[key] = gang  # declared by an earlier apply: the pods just join it
             continue
-        gang, status = _provisional_write(ref, gang, len(plan.pods_by_gang[key]), submitter)
+        gang, status = provisional_write(ref, gang, len(plan.pods_by_gang[key]), submitter)
         statuses[key], gangs_out[key] = status, gang
-        result.lines.append(_gang_line(gang, status))
-    pod_statuses = _pods_write(plan, gangs_out, submitter)
+        result.lines.append(gang_line(gang, status))
+    pod_statuses = pods_write(plan, gangs_out, submitter)
     _pods_joined_record(plan, gangs_out, statuses, pod_statuses, actor)
     result.pods = sum(1 for status in pod_statuses.values() if status != UNCHANGED)
     object_lines = []
@@ -270,16 +261,16 @@ def _write(plan: _Plan, actor: Actor, submitter: str) -> ApplyResult:
     return result
 
 
-def _ownership_check(plan: _Plan, gangs: dict[str, Gang], actor: Actor) -> None:
+def _ownership_check(plan: Plan, gangs: dict[str, Gang], actor: Actor) -> None:
     """Before the first write: every existing gang or pod the manifests touch is the actor's."""
     for key, gang in gangs.items():
         actor.require(gang.submitter, f"gang {key}")
     if not actor.changes_all:
-        for member in Member.objects.filter(_keys_q(plan.pods)).only("namespace", "name", "submitter"):
+        for member in Member.objects.filter(keys_q(plan.pods)).only("namespace", "name", "submitter"):
             actor.require(member.submitter, f"pod {member.key}")
 
 
-def _pods_joined_record(plan: _Plan, gangs: dict[str, Gang], statuses, pod_statuses, actor: Actor) -> None:
+def _pods_joined_record(plan: Plan, gangs: dict[str, Gang], statuses, pod_statuses, actor: Actor) -> None:
     for key, pods in plan.pods_by_gang.items():
         gang = gangs.get(key)
         if gang is None or statuses.get(key) == CREATED:
@@ -296,194 +287,3 @@ def _combined(statuses: list[str]) -> str:
     if all(s == UNCHANGED for s in statuses):
         return UNCHANGED
     return CONFIGURED
-
-
-def _gang_line(gang: Gang, status: str) -> str:
-    line = f"gang {gang.key} {status}"
-    if gang.provisional:
-        line += f" (provisional: {_waiting(gang)})"
-    return line
-
-
-def _waiting(gang: Gang) -> str:
-    if gang.provisional_until is None:
-        return gang.message or "waiting for its declaration"
-    return f"waiting for its declaration until {gang.provisional_until:%Y-%m-%dT%H:%M:%SZ}" + (
-        f" ({gang.message})" if gang.message else ""
-    )
-
-
-def _groups_write(specs) -> dict[str, GangGroup]:
-    wanted = {spec.group_key: spec.group for spec in specs if spec.group_key}
-    groups = {group.key: group for group in GangGroup.objects.select_for_update().filter(key__in=wanted)}
-    for key, members in wanted.items():
-        group = groups.get(key)
-        if group is None:
-            groups[key] = GangGroup.objects.create(key=key, members=members)
-        elif group.members != members:
-            group.members = members
-            group.save(update_fields=["members", "updated"])
-    return groups
-
-
-def _gang_write(
-    spec: GangSpec, gang: Gang | None, groups: dict[str, GangGroup], submitter: str, actor: Actor
-):
-    fields = spec.settings()
-    fields["group"] = groups.get(spec.group_key) if spec.group_key else None
-    if gang is None:
-        gang = Gang.objects.create(namespace=spec.namespace, name=spec.name, submitter=submitter, **fields)
-        event_record(gang=gang, kind=GangEventKind.CREATED, reason=f"declared ({spec.source_format})")
-        return gang, CREATED
-    was_provisional = gang.provisional
-    changed = [name for name, value in fields.items() if getattr(gang, name) != value]
-    if not changed and not was_provisional:
-        return gang, UNCHANGED
-    before = {name: getattr(gang, name) for name in changed}
-    for name, value in fields.items():
-        setattr(gang, name, value)
-    if was_provisional:
-        gang.reason, gang.message = "", ""  # what it waited for has come
-    gang.provisional, gang.provisional_until = False, None
-    gang.save()
-    if was_provisional:
-        event_record(
-            gang=gang,
-            kind=GangEventKind.CREATED,
-            reason=f"declared ({spec.source_format}); its waiting pods join",
-        )
-    elif changed:
-        configured_record(gang, actor, f"{spec.source_format} declaration", before)
-    logger.info("gang %s configured by %s: %s", gang.key, actor.who, ", ".join(changed) or "declared")
-    return gang, CONFIGURED
-
-
-def _replica_write(ref: GangRef, gang: Gang | None, submitter: str, actor: Actor) -> Gang | None:
-    """Upstream v1alpha1: a replica key's gang, from its pod group's gang applied earlier
-    (the actor's own: another tenant's settings are not copied, as if it did not exist)."""
-    namespace, name = ref.replica_of.split("/", 1)
-    base = Gang.objects.filter(namespace=namespace, name=name, provisional=False).first()
-    if base is None or not actor.may_change(base.submitter):
-        return None
-    fields = {f: getattr(base, f) for f in GangSpec(namespace, name, 1, "", {}, "").settings()}
-    fields["declaration"] = {**base.declaration, "replicaOf": base.key}
-    if gang is None:
-        gang = Gang.objects.create(namespace=ref.namespace, name=ref.name, submitter=submitter, **fields)
-    else:
-        for field_name, value in fields.items():
-            setattr(gang, field_name, value)
-        gang.provisional, gang.provisional_until, gang.reason, gang.message = False, None, "", ""
-        gang.save()
-    event_record(gang=gang, kind=GangEventKind.CREATED, reason=f"declared (replica of {base.key})")
-    return gang
-
-
-def _provisional_write(ref: GangRef, gang: Gang | None, pods: int, submitter: str):
-    """A gang named by pods but not declared yet: min_member is the pods' min-available hint,
-    or the number of pods present, until its declaration arrives."""
-    if gang is None:
-        grace = getattr(settings, "GANGSCHED_PROVISIONAL_GRACE_S", DEFAULT_PROVISIONAL_GRACE_S)
-        gang = Gang.objects.create(
-            namespace=ref.namespace,
-            name=ref.name,
-            min_member=max(1, ref.min_available or pods),
-            provisional=True,
-            provisional_until=None if ref.wait_forever else timezone.now() + timedelta(seconds=grace),
-            source_format=ref.source_format,
-            declaration={
-                "provisional": {
-                    "named_by": ref.field,
-                    "min_available": ref.min_available,
-                    "replica_of": ref.replica_of,
-                }
-            },
-            submitter=submitter,
-            queue=ref.queue or "default",
-            reason=Reason.WAITING_FOR_MEMBERS.value if ref.waiting else "",
-            message=ref.waiting,
-        )
-        event_record(
-            gang=gang,
-            kind=GangEventKind.EXPLAINED,
-            reason=f"provisional: {pods} pods name this gang; they are {_waiting(gang)}",
-        )
-        return gang, CREATED
-    return gang, UNCHANGED  # the pods' count is updated once they are written (_pods_write)
-
-
-def _pods_write(plan: _Plan, gangs: dict[str, Gang], submitter: str) -> dict[str, str]:
-    """Create or update the pods; each keeps who owns it (``Member.owner``): the workload whose
-    template made it (Job, vcjob, GangJob, ...), a Pod's controller ownerReference, or nobody
-    (a bare Pod, which deleting removes for good), and who submitted it (``Member.submitter``)."""
-    existing = {
-        member.key: member for member in Member.objects.select_for_update().filter(_keys_q(plan.pods))
-    }
-    _total_number_check(plan, gangs, existing)
-    owners = {
-        pod.key: pod.owner or ("" if item.object_name.startswith("pod/") else item.object_name)
-        for item in plan.loaded
-        for pod in item.pods
-    }
-    statuses, new = {}, []
-    for key, pod in plan.pods.items():
-        gang = gangs.get(pod.gang.key) if pod.gang else None
-        fields = pod.member_fields()
-        member = existing.get(key)
-        if member is None:
-            new.append(
-                Member(
-                    namespace=pod.namespace,
-                    name=pod.name,
-                    gang=gang,
-                    submitter=submitter,
-                    owner=owners[key],
-                    **fields,
-                )
-            )
-            statuses[key] = CREATED
-            continue
-        if member.gang_id != (gang.pk if gang else None):
-            was = f"gang {member.gang.key}" if member.gang else "no gang"
-            raise v.DeclarationError(pod.field, f"pod {key} already exists with {was}; delete it first")
-        if member.owner != owners[key]:  # a row older than owners, or a pod adopted by a controller
-            Member.objects.filter(pk=member.pk).update(owner=owners[key])
-        changed = [name for name, value in fields.items() if getattr(member, name) != value]
-        if not changed:
-            statuses[key] = UNCHANGED
-            continue
-        spec_changes = [name for name in changed if name not in _METADATA_FIELDS]
-        if spec_changes and (member.node or member.phase != "Pending"):
-            raise v.DeclarationError(
-                pod.field,
-                f"pod {key} is already bound: its {', '.join(spec_changes)} cannot change (delete it first)",
-            )
-        for name in changed:
-            setattr(member, name, fields[name])
-        member.save(update_fields=[*changed, "updated"])
-        statuses[key] = CONFIGURED
-    Member.objects.bulk_create(new)
-    for gang in gangs.values():
-        if gang.provisional:
-            hint = (gang.declaration.get("provisional") or {}).get("min_available")
-            count = gang.members.count()
-            if not hint and count > gang.min_member:
-                Gang.objects.filter(pk=gang.pk).update(min_member=count)
-                gang.min_member = count
-    return statuses
-
-
-def _total_number_check(plan: _Plan, gangs: dict[str, Gang], existing: dict[str, Member]) -> None:
-    """A gang's pods that exist now (its Member rows: a deleted bare pod has none, a pod its
-    workload recreates keeps its row) plus the new ones must not exceed total-number, so the
-    replacement of a deleted bare member (a new name) joins in its place."""
-    for key, members in plan.pods_by_gang.items():
-        gang = gangs.get(key)
-        if gang is None or gang.total_number is None:
-            continue
-        others = Member.objects.filter(gang=gang).exclude(_keys_q(p.key for p in members)).count()
-        if others + len(members) > gang.total_number:
-            raise v.DeclarationError(
-                members[-1].field,
-                f"gang {key} expects {gang.total_number} members in all (total-number), "
-                f"but would have {others + len(members)}",
-            )
