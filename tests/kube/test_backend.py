@@ -15,25 +15,9 @@ from scheduler_core.cluster.kube import readiness
 from scheduler_core.cluster.kube.convert import PLACEHOLDER_LABEL
 from scheduler_core.models import BindJournal, BindState, Gang, Member, Node
 from scheduler_core.services.cycle import TIMEOUT_ANNOTATION, cycle_run
-from tests.kube.cluster import PODGROUPS, Background, Harness, node, pod, podgroup, wait_until
+from tests.kube.cluster import PODGROUPS, Background, Harness, bound_nodes, pod, podgroup, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def cluster(kube_api):
-    kube_api.add_crd(*PODGROUPS, kind="PodGroup")
-    for name in ("node-a", "node-b"):
-        kube_api.create(node(name, cpu="4"))
-    harness = Harness(kube_api).start()
-    yield harness
-    harness.stop()
-    readiness.ready_clear()
-
-
-def bound_nodes(kube_api, names):
-    pods = {p["metadata"]["name"]: p for p in kube_api.objects("v1/pods", "default")}
-    return {name: (pods[name].get("spec") or {}).get("nodeName") for name in names}
 
 
 def submit_gang(kube_api, name, size, *, cpu="1", min_member=None):
@@ -257,17 +241,6 @@ def test_timeout_annotates_the_pods_and_releases_placeholders(cluster, kube_api)
     assert annotations.get(TIMEOUT_ANNOTATION) == "true"
     cluster.watcher.placeholders_reconcile()
     assert placeholders(kube_api) == []
-
-
-@pytest.fixture
-def default_backend(cluster, settings):
-    """Make the harness's backend the one services find with ``get_backend()``."""
-    from scheduler_core import cluster as backends
-
-    settings.CLUSTER_BACKEND = "kubernetes"
-    backends._instances["kubernetes"] = cluster.backend
-    yield cluster.backend
-    backends._instances.pop("kubernetes", None)
 
 
 def test_kill_deletes_the_pods(cluster, kube_api, default_backend):
