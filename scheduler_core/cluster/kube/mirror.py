@@ -28,12 +28,13 @@ from django.utils.dateparse import parse_datetime
 
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.declarations.validate import DeclarationError
+from scheduler_core.declarations.yunikorn_apps import is_placeholder
 from scheduler_core.models import Gang, Member, MemberPhase, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services import delete, lifecycle, nodes
 from scheduler_core.services.tenancy import Actor
 
-from . import convert
+from . import convert, placeholder_pods
 
 logger = logging.getLogger(__name__)
 
@@ -89,9 +90,10 @@ class PodMirror:
 
     gangsched's pods are the ones whose ``spec.schedulerName`` is ours; the first sight of one
     goes through ``manifests_apply`` like a submitted pod, so its labels and annotations put it
-    in its gang. Placeholder pods (ours too) are skipped: their capacity is already counted as
-    the reservation they stand for. Any other pod bound to a node and not finished uses that
-    node's resources, which gangsched must leave alone.
+    in its gang. Placeholder pods (ours too) are never declared: a reservation's is counted as
+    the reservation it stands for, a YuniKorn placeholder's as its member's row, which
+    ``placeholder_pods.mirror`` keeps in step with it. Any other pod bound to a node and not
+    finished uses that node's resources, which gangsched must leave alone.
     """
 
     kind = "Pod"
@@ -106,7 +108,9 @@ class PodMirror:
 
     def replace(self, objects: Iterable[Mapping[str, Any]]) -> None:
         objects = list(objects)
-        seen = {convert.key_of(obj) for obj in objects if self._ours(obj)}
+        seen = {
+            convert.key_of(obj) for obj in objects if self._ours(obj) or self._task_group_placeholder(obj)
+        }
         self._external.clear()
         for obj in objects:
             self._apply(ADDED, obj, usage=False)
@@ -128,8 +132,14 @@ class PodMirror:
         spec = obj.get("spec") or {}
         return spec.get("schedulerName") == self.scheduler_name and not convert.is_placeholder(obj)
 
+    def _task_group_placeholder(self, obj: Mapping[str, Any]) -> bool:
+        spec = obj.get("spec") or {}
+        return spec.get("schedulerName") == self.scheduler_name and convert.is_task_group_placeholder(obj)
+
     def _apply(self, event_type: str, obj: Mapping[str, Any], *, usage: bool) -> None:
         if convert.is_placeholder(obj):
+            if self._task_group_placeholder(obj):  # its member's row is the truth (placeholder_pods)
+                placeholder_pods.mirror(event_type, obj, self.backend)
             return
         if not self._ours(obj):
             touched = self._external_track(event_type, obj)
@@ -265,6 +275,9 @@ class PodMirror:
         member = Member.objects.filter(namespace=namespace, name=name).first()
         if member is None or (uid and member.uid and member.uid != uid):
             return  # never seen, or already replaced by a newer pod of that name
+        if is_placeholder(member.annotations):
+            placeholder_pods.lost(member)  # a YuniKorn placeholder: its pod is not in the list
+            return
         if member.node and member.phase in ACTIVE_MEMBER_PHASES:
             delete.pod_delete(namespace=namespace, name=name, by=BY_CLUSTER)
         # Whatever is left is a row without a pod (pending, or reset by a restart policy).
