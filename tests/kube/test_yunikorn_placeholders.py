@@ -16,6 +16,7 @@ from datetime import timedelta
 
 import pytest
 
+from scheduler_core.cluster.base import BindOutcome, BindRequest
 from scheduler_core.cluster.kube.convert import PLACEHOLDER_LABEL
 from scheduler_core.declarations.yunikorn import TASK_GROUP_NAME
 from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER
@@ -277,14 +278,24 @@ def test_deleting_the_originator_deletes_the_placeholder_pods(cluster, kube_api,
     assert not placeholder_members().exists()
 
 
-def test_placeholder_pods_deleted_by_someone_else_release_their_members(cluster, kube_api):
+@pytest.mark.parametrize(
+    "lose",
+    [
+        lambda kube_api, name: kube_api.delete("v1/pods", name, NS),  # kubectl delete
+        lambda kube_api, name: kube_api.patch(  # the kubelet refuses it
+            "v1/pods", name, {"status": {"phase": "Failed", "reason": "OutOfcpu"}}, NS
+        ),
+    ],
+    ids=["deleted", "failed"],
+)
+def test_placeholder_pods_deleted_by_someone_else_release_their_members(cluster, kube_api, lose):
     """Verify_Deleted_Placeholders (e2e): groupa's placeholder pods run, then are deleted with
-    kubectl; the application's allocations on their nodes are gone, and no placeholder is
-    created in their place."""
+    kubectl (or fail); the application's allocations on their nodes are gone, and no
+    placeholder is created in their place."""
     apply_app(kube_api, [GROUPA])
     cluster.cycle()
     for name in placeholder_pods(kube_api):
-        kube_api.delete("v1/pods", name, NS)
+        lose(kube_api, name)
     wait_until(lambda: not placeholder_members().exists(), what="the placeholders released")
 
     cluster.cycle()
@@ -305,3 +316,26 @@ def test_an_orphan_placeholder_pod_is_deleted_when_the_watch_sees_it(cluster, ku
 
     wait_until(lambda: orphan not in placeholder_pods(kube_api), what="the orphan deleted")
     assert len(placeholder_pods(kube_api)) == 2
+
+
+def test_creating_a_placeholder_pod_is_a_bind_retried_safely(cluster, kube_api):
+    """The bind journal retries a bind after a crash (every backend call is idempotent): placing
+    a placeholder member creates its pod on the node once, a retry finds it there and answers
+    bound; a create the API server refuses is a failed bind that leaves the member unplaced."""
+    apply_app(kube_api, [GROUPA])
+    first, second, third = (BindRequest(NS, f"tg-{APP}-groupa-{i}", "node-a") for i in range(3))
+
+    assert [r.outcome for r in cluster.backend.bind([first])] == [BindOutcome.BOUND]
+    assert [r.outcome for r in cluster.backend.bind([first])] == [BindOutcome.BOUND]  # a retry
+    pod_uid = kube_api.get("v1/pods", first.name, NS)["metadata"]["uid"]
+    assert Member.objects.get(name=first.name).uid == pod_uid
+    assert bound_nodes(kube_api, [first.name], NS) == {first.name: "node-a"}
+
+    assert cluster.backend.bind([second])[0].outcome is BindOutcome.BOUND
+    assert cluster.backend.bind([BindRequest(NS, second.name, "node-b")])[0].outcome is BindOutcome.CONFLICT
+
+    kube_api.fail_next("POST", rf"/namespaces/{NS}/pods$", 500)
+    [refused] = cluster.backend.bind([third])
+    assert refused.outcome is BindOutcome.FAILED and "500" in refused.error
+    assert Member.objects.get(name=third.name).node is None
+    assert third.name not in placeholder_pods(kube_api)
