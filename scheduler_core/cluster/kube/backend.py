@@ -4,8 +4,9 @@ The loop decides from the database, which the watcher (``manage.py kube_watch``:
 leader election, status write-back) keeps in step with the cluster; this class only acts:
 binds through the pods/binding subresource, deletes and annotates pods, holds reserved
 capacity with placeholder pods, and creates the pods of YuniKorn placeholder members (which
-have none until placed) on their node. ``sync()`` is True only while this deployment's watcher leads
-and has listed everything (``readiness.py``), so a follower or a half-read cluster never binds.
+have none until placed) on their node. ``sync()`` is True only while this deployment's watcher
+leads and has listed everything (``readiness.py``), so a follower or a half-read cluster never
+binds.
 
 Binds run concurrently on a thread pool, every API call through one token bucket (QPS/burst
 as kube-scheduler's). A bound pod's row is written at once (not when the watch echoes it), so
