@@ -11,16 +11,13 @@ once every pod of the apply is read, and against what earlier applies declared:
   application: one placeholder per member a task group still lacks (``minMember`` less the real
   members applied with it), requesting the task group's ``minResource`` with its node selector,
   tolerations and affinity. Real members later take their places (``services/placeholders.py``).
-  On the simulated cluster only: on Kubernetes a placeholder must be a pod that someone creates,
-  which gangsched does not yet do for members that do not exist, so there a task group waits for
-  its real members as any gang does.
+  A placeholder is a Member row without a pod; on Kubernetes the backend creates its pod, bound,
+  when the engine places it (``cluster/kube/placeholder_pods.py``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-
-from django.conf import settings
 
 from scheduler_core.models import Gang
 
@@ -53,8 +50,6 @@ def applications_plan(
         for spec in specs:
             if len(keys) > 1:
                 spec.group, spec.group_key = keys, f"{namespace}/{app}"
-        if getattr(settings, "CLUSTER_BACKEND", "simulated") != "simulated":
-            continue
         priority = _defining_priority(pods.values(), app)
         for spec in specs:
             if "taskGroup" in spec.declaration and spec.name not in existing:

@@ -22,7 +22,10 @@ nothing. Before each cycle, ``placeholders_reconcile`` does what YuniKorn does w
    or left without a pod, releases its placeholders, as YuniKorn cleans them up when the
    originator pod is deleted.
 
-Only gangs read from YuniKorn annotations have placeholders; with none, this is one query.
+Every placeholder dropped here that was placed is deleted through the backend as well: on
+Kubernetes it is a pod that holds its node (``cluster/kube/placeholder_pods.py``), deleted before
+a real member is bound in its place. Only gangs read from YuniKorn annotations have
+placeholders; with none, this is one query.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
+from scheduler_core.cluster import ClusterError
 from scheduler_core.cluster.base import BindOutcome, BindRequest, ClusterBackend
 from scheduler_core.declarations.yunikorn import SOURCE
 from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER, is_placeholder
@@ -73,11 +77,11 @@ def placeholders_reconcile(*, backend: ClusterBackend, now=None) -> None:
     for app_gangs in apps.values():
         _clock_start(app_gangs, now)
         if _timed_out(app_gangs, now):
-            _time_out(app_gangs, members, events)
+            _time_out(app_gangs, members, events, backend)
             continue
         if _originator_gone(app_gangs, members):
             _release_all(
-                app_gangs, members, events, "the application's pods outside its task groups are gone"
+                app_gangs, members, events, backend, "the application's pods outside its task groups are gone"
             )
             continue
         for gang in app_gangs:
@@ -113,19 +117,25 @@ def _originator_gone(app_gangs: list[Gang], members: dict[int, list[Member]]) ->
 
 
 def _release_all(
-    app_gangs: list[Gang], members: dict[int, list[Member]], events: list[dict], why: str
+    app_gangs: list[Gang],
+    members: dict[int, list[Member]],
+    events: list[dict],
+    backend: ClusterBackend,
+    why: str,
 ) -> None:
     for gang in app_gangs:
-        held = [m.pk for m in members[gang.pk] if is_placeholder(m.annotations)]
+        held = [m for m in members[gang.pk] if is_placeholder(m.annotations)]
         if held:
-            Member.objects.filter(pk__in=held).delete()
+            _drop(held, backend, why)
             events.append(_event(gang, GangEventKind.RELEASED, f"{len(held)} placeholders: {why}"))
 
 
-def _time_out(app_gangs: list[Gang], members: dict[int, list[Member]], events: list[dict]) -> None:
+def _time_out(
+    app_gangs: list[Gang], members: dict[int, list[Member]], events: list[dict], backend: ClusterBackend
+) -> None:
     """Release every placeholder; an application still reserving falls back (Soft) or fails (Hard)."""
     held = {gang.pk: [m for m in members[gang.pk] if is_placeholder(m.annotations)] for gang in app_gangs}
-    Member.objects.filter(pk__in=[m.pk for ms in held.values() for m in ms]).delete()
+    _drop([m for ms in held.values() for m in ms], backend, "the placeholder timeout")
     task_groups = [gang for gang in app_gangs if "taskGroup" in gang.declaration]
     reserving = not all(gang.satisfied for gang in task_groups)
     app = app_gangs[0].application
@@ -171,13 +181,13 @@ def _swap(gang: Gang, gang_members: list[Member], backend: ClusterBackend, event
         excess = len(placeholders) + len(real) - gang.min_member
         dropped = waiting[len(waiting) - max(0, min(len(waiting), excess)) :]
         if dropped:
-            Member.objects.filter(pk__in=[m.pk for m in dropped]).delete()
+            _drop(dropped, backend, "real members came")
             events.append(
                 _event(gang, GangEventKind.RELEASED, f"{len(dropped)} placeholders: real members came")
             )
         return
     if waiting:  # a settled gang's placeholder that never bound has nothing left to hold
-        Member.objects.filter(pk__in=[m.pk for m in waiting]).delete()
+        _drop(waiting, backend, "its task group is settled")
     bound = [m for m in placeholders if m.node]
     replaced = 0
     for member in filter(_waiting, real):
@@ -185,7 +195,7 @@ def _swap(gang: Gang, gang_members: list[Member], backend: ClusterBackend, event
         if placeholder is None:
             continue
         bound.remove(placeholder)
-        placeholder.delete()
+        _drop([placeholder], backend, f"replaced by {member.key}")  # its node's room, for the member
         result = backend.bind([BindRequest(member.namespace, member.name, placeholder.node)])[0]
         if result.outcome == BindOutcome.BOUND:
             replaced += 1
@@ -197,6 +207,19 @@ def _swap(gang: Gang, gang_members: list[Member], backend: ClusterBackend, event
         events.append(
             _event(gang, GangEventKind.BOUND, f"{replaced} members bound where their placeholders were")
         )
+
+
+def _drop(placeholders: list[Member], backend: ClusterBackend, why: str) -> None:
+    """Remove placeholder members, and the pods of those placed: on Kubernetes each is a pod that
+    holds its node (``cluster/kube/placeholder_pods.py``); a delete that fails leaves an orphan,
+    which the watch deletes when it sees it again."""
+    for member in placeholders:
+        if member.node:
+            try:
+                backend.delete_pod(member.namespace, member.name, f"placeholder released: {why}")
+            except ClusterError as error:
+                logger.warning("placeholder %s: %s", member.key, error)
+    Member.objects.filter(pk__in=[m.pk for m in placeholders]).delete()
 
 
 def _waiting(member: Member) -> bool:

@@ -61,8 +61,14 @@ def test_a_pod_named_as_a_placeholder_is_refused():
     assert not Gang.objects.exists()
 
 
-def test_on_a_real_cluster_no_placeholder_is_created(settings):
+def test_on_a_real_cluster_the_placeholders_are_declared_too(settings):
+    """Their pods are created when they are placed (tests/kube/test_yunikorn_placeholders.py)."""
     settings.CLUSTER_BACKEND = "kubernetes"
     manifests_apply([pod("launcher", definition=True)])
     assert sorted(Gang.objects.values_list("name", flat=True)) == ["app", "app-driver", "app-exec"]
-    assert list(Member.objects.values_list("name", flat=True)) == ["launcher"]
+    assert sorted(Member.objects.values_list("name", flat=True)) == [
+        "launcher",
+        "tg-app-driver-0",
+        "tg-app-exec-0",
+        "tg-app-exec-1",
+    ]

@@ -69,6 +69,12 @@ def pod(
     }
 
 
+def bound_nodes(kube_api, names, namespace: str = "default") -> dict[str, str | None]:
+    """Each named pod's ``spec.nodeName`` in the emulated cluster (None: unbound)."""
+    pods = {p["metadata"]["name"]: p for p in kube_api.objects("v1/pods", namespace)}
+    return {name: (pods[name].get("spec") or {}).get("nodeName") for name in names}
+
+
 def wait_until(condition: Callable[[], object], *, timeout: float = 20.0, what: str = "condition") -> object:
     """Poll until ``condition()`` is truthy; fail the test (not time it) if it never is."""
     deadline = time.monotonic() + timeout

@@ -1,4 +1,5 @@
-"""The Kubernetes API emulator for the backend's tests (see ``tests/kube/emulator.py``)."""
+"""The Kubernetes API emulator for the backend's tests (see ``tests/kube/emulator.py``), and a
+small cluster in it with a watcher that leads and mirrors it (``tests/kube/cluster.py``)."""
 
 import pytest
 
@@ -16,11 +17,16 @@ def kube_api():
 
 
 @pytest.fixture
-def cluster(kube_api):
-    """Two 4-CPU nodes and the PodGroup CRD, mirrored by a leading watcher (``Harness``)."""
+def nodes():
+    """The nodes of ``cluster``: two of 4 CPUs; a test module may override this fixture."""
+    return [node(name, cpu="4") for name in ("node-a", "node-b")]
+
+
+@pytest.fixture
+def cluster(kube_api, nodes):
     kube_api.add_crd(*PODGROUPS, kind="PodGroup")
-    for name in ("node-a", "node-b"):
-        kube_api.create(node(name, cpu="4"))
+    for obj in nodes:
+        kube_api.create(obj)
     harness = Harness(kube_api).start()
     yield harness
     harness.stop()

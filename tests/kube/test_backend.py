@@ -15,14 +15,9 @@ from scheduler_core.cluster.kube import readiness
 from scheduler_core.cluster.kube.convert import PLACEHOLDER_LABEL
 from scheduler_core.models import BindJournal, BindState, Gang, Member, Node
 from scheduler_core.services.cycle import TIMEOUT_ANNOTATION, cycle_run
-from tests.kube.cluster import PODGROUPS, Background, Harness, pod, podgroup, wait_until
+from tests.kube.cluster import PODGROUPS, Background, Harness, bound_nodes, pod, podgroup, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def bound_nodes(kube_api, names):
-    pods = {p["metadata"]["name"]: p for p in kube_api.objects("v1/pods", "default")}
-    return {name: (pods[name].get("spec") or {}).get("nodeName") for name in names}
 
 
 def submit_gang(kube_api, name, size, *, cpu="1", min_member=None):

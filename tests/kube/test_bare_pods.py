@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from scheduler_core.models import Gang, Member
-from tests.kube.cluster import pod, podgroup, wait_until
-from tests.kube.test_backend import bound_nodes, mirrored, submit_gang
+from tests.kube.cluster import bound_nodes, pod, podgroup, wait_until
+from tests.kube.test_backend import mirrored, submit_gang
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

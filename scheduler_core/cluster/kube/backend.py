@@ -2,9 +2,11 @@
 
 The loop decides from the database, which the watcher (``manage.py kube_watch``: watches,
 leader election, status write-back) keeps in step with the cluster; this class only acts:
-binds through the pods/binding subresource, deletes and annotates pods, and holds reserved
-capacity with placeholder pods. ``sync()`` is True only while this deployment's watcher leads
-and has listed everything (``readiness.py``), so a follower or a half-read cluster never binds.
+binds through the pods/binding subresource, deletes and annotates pods, holds reserved
+capacity with placeholder pods, and creates the pods of YuniKorn placeholder members (which
+have none until placed) on their node. ``sync()`` is True only while this deployment's watcher
+leads and has listed everything (``readiness.py``), so a follower or a half-read cluster never
+binds.
 
 Binds run concurrently on a thread pool, every API call through one token bucket (QPS/burst
 as kube-scheduler's). A bound pod's row is written at once (not when the watch echoes it), so
@@ -32,7 +34,7 @@ from scheduler_core.engine.quantity import format_amount
 from scheduler_core.models import Gang, Member, MemberPhase
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
-from . import convert, readiness
+from . import convert, placeholder_pods, readiness
 from .client import RateLimiter, api_client, rate_limiter
 
 logger = logging.getLogger(__name__)
@@ -68,8 +70,18 @@ class KubernetesCluster:
         if not requests:
             return []
         held = self._held_keys({(r.namespace, r.name) for r in requests})
-        results = list(self._pool.map(lambda request: self._bind_one(request, held), requests))
+        placeholders = placeholder_pods.bodies(requests, self)
+        created: dict[tuple[str, str], str] = {}  # uid of each placeholder pod created, by key
+
+        def one(request: BindRequest) -> BindResult:
+            body = placeholders.get((request.namespace, request.name))
+            if body is None:
+                return self._bind_one(request, held)
+            return self._create_bound(request, body, held, created)
+
+        results = list(self._pool.map(one, requests))
         _rows_bound([r.request for r in results if r.outcome is BindOutcome.BOUND])
+        placeholder_pods.rows_uid(created)
         _rows_unbindable([r.request for r in results if r.outcome is BindOutcome.CONFLICT])
         _rows_gone([r.request for r in results if r.outcome is BindOutcome.GONE])
         return results
@@ -123,16 +135,7 @@ class KubernetesCluster:
             member = members.get((request.namespace, request.name))
             if member is None:
                 continue
-            body = convert.placeholder_manifest(
-                namespace=request.namespace,
-                member=request.name,
-                node=request.node,
-                requests={name: format_amount(name, amount) for name, amount in member.requests.items()},
-                tolerations=member.tolerations,
-                image=self.placeholder_image,
-                scheduler_name=self.scheduler_name,
-                owner=_owner(member.gang),
-            )
+            body = self.placeholder_body(member, request.node, owner=_owner(member.gang))
             self.limiter.acquire()
             try:
                 self.core.create_namespaced_pod(
@@ -148,6 +151,28 @@ class KubernetesCluster:
                         error.status,
                         error.reason,
                     )
+
+    def placeholder_body(
+        self,
+        member: Member,
+        node: str,
+        *,
+        owner: dict[str, Any] | None,
+        task_group: convert.TaskGroupPod | None = None,
+    ) -> dict[str, Any]:
+        """The pause pod that holds ``member``'s requests on ``node``: its reservation's, or
+        (``task_group``) the pod of a YuniKorn placeholder member (``placeholder_pods.bodies``)."""
+        return convert.placeholder_manifest(
+            namespace=member.namespace,
+            member=member.name,
+            node=node,
+            requests={name: format_amount(name, amount) for name, amount in member.requests.items()},
+            tolerations=member.tolerations,
+            image=self.placeholder_image,
+            scheduler_name=self.scheduler_name,
+            owner=owner,
+            task_group=task_group,
+        )
 
     def unhold(self, requests: Sequence[BindRequest]) -> None:
         for request in requests:
@@ -175,6 +200,32 @@ class KubernetesCluster:
 
     # ------------------------------------------------------------ helpers
 
+    def _create_bound(
+        self,
+        request: BindRequest,
+        body: dict,
+        held: set[tuple[str, str]],
+        created: dict[tuple[str, str], str],
+    ) -> BindResult:
+        """Create a YuniKorn placeholder's pod on its node: its "bind" (``placeholder_pods.bodies``)."""
+        if (request.namespace, request.name) in held:
+            self._placeholder_delete(request.namespace, request.name)  # its reservation's pod
+        self.limiter.acquire()
+        try:
+            response = self.core.create_namespaced_pod(request.namespace, body, _preload_content=False)
+            try:
+                uid = (json.loads(response.data).get("metadata") or {}).get("uid") or ""
+            finally:
+                response.release_conn()
+            created[(request.namespace, request.name)] = uid
+            return BindResult(request, BindOutcome.BOUND)
+        except ApiException as error:
+            if error.status == 409:  # created by an earlier attempt, or a pod holds the name
+                return self._already_bound(request)
+            return BindResult(request, BindOutcome.FAILED, f"{error.status} {error.reason}")
+        except Exception as error:
+            return BindResult(request, BindOutcome.FAILED, str(error) or type(error).__name__)
+
     def _bind_one(self, request: BindRequest, held: set[tuple[str, str]]) -> BindResult:
         if (request.namespace, request.name) in held:
             self._placeholder_delete(request.namespace, request.name)  # make room for the real pod
@@ -195,13 +246,17 @@ class KubernetesCluster:
             if error.status == 404:
                 return BindResult(request, BindOutcome.GONE, "the pod no longer exists")
             if error.status == 409:
-                node = self._node_of(request)
-                if node == request.node:
-                    return BindResult(request, BindOutcome.BOUND)  # our own earlier bind (a retry)
-                return BindResult(request, BindOutcome.CONFLICT, f"already bound to {node or 'another node'}")
+                return self._already_bound(request)
             return BindResult(request, BindOutcome.FAILED, f"{error.status} {error.reason}")
         except Exception as error:
             return BindResult(request, BindOutcome.FAILED, str(error) or type(error).__name__)
+
+    def _already_bound(self, request: BindRequest) -> BindResult:
+        """A 409: bound to this very node is our own earlier bind (a retry), elsewhere a conflict."""
+        node = self._node_of(request)
+        if node == request.node:
+            return BindResult(request, BindOutcome.BOUND)
+        return BindResult(request, BindOutcome.CONFLICT, f"already bound to {node or 'another node'}")
 
     def _node_of(self, request: BindRequest) -> str:
         self.limiter.acquire()
@@ -219,18 +274,24 @@ class KubernetesCluster:
         return {key for key in reserved if key in keys}
 
     def _placeholder_delete(self, namespace: str, member: str) -> None:
+        self.placeholder_pod_delete(namespace, convert.placeholder_name(namespace, member))
+
+    def placeholder_pod_delete(self, namespace: str, name: str, uid: str = "") -> None:
+        """Delete a placeholder pod, at once (no grace period), and only that very pod when its
+        ``uid`` is given; no Member row changes (a placeholder pod has none of its own, or its
+        row is already gone: an orphan, see ``placeholder_pods.py``)."""
+        options = client.V1DeleteOptions(
+            grace_period_seconds=0, preconditions=client.V1Preconditions(uid=uid) if uid else None
+        )
         self.limiter.acquire()
         try:
             self.core.delete_namespaced_pod(
-                convert.placeholder_name(namespace, member),
-                namespace,
-                grace_period_seconds=0,
-                _preload_content=False,
+                name, namespace, body=options, _preload_content=False
             ).release_conn()
         except ApiException as error:
-            if error.status != 404:
+            if error.status not in (404, 409):  # 409: the uid differs, a newer pod of that name
                 logger.warning(
-                    "placeholder of %s/%s not deleted: %s %s", namespace, member, error.status, error.reason
+                    "placeholder pod %s/%s not deleted: %s %s", namespace, name, error.status, error.reason
                 )
 
 

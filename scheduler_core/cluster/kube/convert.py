@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
+from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER as YUNIKORN_PLACEHOLDER
 from scheduler_core.engine.quantity import QuantityError, parse_resources
 
 #: Labels of the placeholder pods that hold reserved capacity (see ``placeholder_manifest``).
@@ -179,20 +180,48 @@ def placeholder_manifest(
     image: str,
     scheduler_name: str,
     owner: Mapping[str, Any] | None,
+    task_group: TaskGroupPod | None = None,
 ) -> dict[str, Any]:
-    """A pause pod that holds ``requests`` on ``node`` for a reserved member.
+    """A pause pod that holds ``requests`` on ``node``: a reservation's, or a YuniKorn
+    placeholder member's own pod (``task_group``).
 
     It is placed by setting ``spec.nodeName`` (no scheduler involved), so kube-scheduler counts
-    the capacity as used and places nothing there; gangsched deletes it just before binding the
-    real member in its place, or when the reservation is released. It is owned by the gang's
+    the capacity as used and places nothing there. A reservation's is named after its member
+    and labelled ``placeholder-for`` it; gangsched deletes it just before binding the real
+    member in its place, or when the reservation is released. It is owned by the gang's
     PodGroup when there is one, so deleting the PodGroup cleans up its placeholders too.
+
+    A YuniKorn placeholder member (``tg-<app>-<group>-<i>``) has no pod until it is placed:
+    this is its pod, shaped as YuniKorn's k8shim makes its placeholders
+    (``pkg/cache/placeholder.go``): named as the member, the task group's labels and
+    annotations under the member's (``applicationId``, ``queue``,
+    ``yunikorn.apache.org/placeholder``, ``task-group-name``), the task group's nodeSelector,
+    tolerations and affinity as declared, a ``pause`` container whose limits equal its
+    requests, ``restartPolicy: Never``, owned by the application's originator pod. Unlike
+    k8shim's it is created bound: gangsched chose its node first. Both kinds carry the
+    ``gangsched.io/placeholder`` label, which keeps the watch from mirroring them as users' pods.
     """
-    meta: dict[str, Any] = {
-        "name": placeholder_name(namespace, member),
-        "namespace": namespace,
-        "labels": {PLACEHOLDER_LABEL: "true", PLACEHOLDER_FOR: placeholder_for(namespace, member)},
-        "annotations": {PLACEHOLDER_FOR_ANNOTATION: f"{namespace}/{member}"},
+    meta: dict[str, Any] = {"name": placeholder_name(namespace, member), "namespace": namespace}
+    spec: dict[str, Any] = {"restartPolicy": "Always", "tolerations": [dict(t) for t in tolerations]}
+    container: dict[str, Any] = {
+        "name": "hold",
+        "image": image,
+        "resources": {"requests": dict(requests), "limits": _limits(requests)},
     }
+    if task_group is None:
+        meta["labels"] = {PLACEHOLDER_LABEL: "true", PLACEHOLDER_FOR: placeholder_for(namespace, member)}
+        meta["annotations"] = {PLACEHOLDER_FOR_ANNOTATION: f"{namespace}/{member}"}
+    else:
+        group = task_group.definition
+        meta["name"] = member
+        meta["labels"] = {**_strings(group.get("labels")), **task_group.labels, PLACEHOLDER_LABEL: "true"}
+        meta["annotations"] = {**_strings(group.get("annotations")), **task_group.annotations}
+        spec = {
+            "restartPolicy": "Never",
+            **{k: group[k] for k in ("nodeSelector", "tolerations", "affinity") if group.get(k)},
+        }
+        container.update(name="pause", imagePullPolicy="IfNotPresent")
+        container["resources"] = {"requests": dict(requests), "limits": dict(requests)}
     if owner:
         meta["ownerReferences"] = [dict(owner)]
     return {
@@ -204,17 +233,32 @@ def placeholder_manifest(
             "schedulerName": scheduler_name,
             "terminationGracePeriodSeconds": 0,
             "automountServiceAccountToken": False,
-            "restartPolicy": "Always",
-            "tolerations": [dict(toleration) for toleration in tolerations],
-            "containers": [
-                {
-                    "name": "hold",
-                    "image": image,
-                    "resources": {"requests": dict(requests), "limits": _limits(requests)},
-                }
-            ],
+            **spec,
+            "containers": [container],
         },
     }
+
+
+class TaskGroupPod(NamedTuple):
+    """What a YuniKorn placeholder member's pod takes from it: its task group's ``definition``
+    (as declared in ``task-groups``), its labels and its annotations."""
+
+    definition: Mapping[str, Any]
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+
+
+def is_task_group_placeholder(pod: Mapping[str, Any]) -> bool:
+    """A YuniKorn placeholder member's pod, which gangsched created (``placeholder_manifest``)."""
+    annotations = metadata(pod).get("annotations") or {}
+    return is_placeholder(pod) and annotations.get(YUNIKORN_PLACEHOLDER) == "true"
+
+
+def _strings(values: Any) -> dict[str, str]:
+    """A task group's ``labels`` or ``annotations``: only string entries can be metadata."""
+    if not isinstance(values, Mapping):
+        return {}
+    return {key: value for key, value in values.items() if isinstance(key, str) and isinstance(value, str)}
 
 
 def _limits(requests: Mapping[str, str]) -> dict[str, str]:

@@ -26,15 +26,15 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from scheduler_core.declarations import volcano
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.declarations.validate import DeclarationError
+from scheduler_core.declarations.yunikorn_apps import is_placeholder
 from scheduler_core.models import Gang, Member, MemberPhase, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services import delete, lifecycle, nodes
 from scheduler_core.services.tenancy import Actor
 
-from . import convert
+from . import convert, placeholder_pods
 
 logger = logging.getLogger(__name__)
 
@@ -90,9 +90,10 @@ class PodMirror:
 
     gangsched's pods are the ones whose ``spec.schedulerName`` is ours; the first sight of one
     goes through ``manifests_apply`` like a submitted pod, so its labels and annotations put it
-    in its gang. Placeholder pods (ours too) are skipped: their capacity is already counted as
-    the reservation they stand for. Any other pod bound to a node and not finished uses that
-    node's resources, which gangsched must leave alone.
+    in its gang. Placeholder pods (ours too) are never declared: a reservation's is counted as
+    the reservation it stands for, a YuniKorn placeholder's as its member's row, which
+    ``placeholder_pods.mirror`` keeps in step with it. Any other pod bound to a node and not
+    finished uses that node's resources, which gangsched must leave alone.
     """
 
     kind = "Pod"
@@ -107,7 +108,9 @@ class PodMirror:
 
     def replace(self, objects: Iterable[Mapping[str, Any]]) -> None:
         objects = list(objects)
-        seen = {convert.key_of(obj) for obj in objects if self._ours(obj)}
+        seen = {
+            convert.key_of(obj) for obj in objects if self._ours(obj) or self._task_group_placeholder(obj)
+        }
         self._external.clear()
         for obj in objects:
             self._apply(ADDED, obj, usage=False)
@@ -129,8 +132,14 @@ class PodMirror:
         spec = obj.get("spec") or {}
         return spec.get("schedulerName") == self.scheduler_name and not convert.is_placeholder(obj)
 
+    def _task_group_placeholder(self, obj: Mapping[str, Any]) -> bool:
+        spec = obj.get("spec") or {}
+        return spec.get("schedulerName") == self.scheduler_name and convert.is_task_group_placeholder(obj)
+
     def _apply(self, event_type: str, obj: Mapping[str, Any], *, usage: bool) -> None:
         if convert.is_placeholder(obj):
+            if self._task_group_placeholder(obj):  # its member's row is the truth (placeholder_pods)
+                placeholder_pods.mirror(event_type, obj, self.backend)
             return
         if not self._ours(obj):
             touched = self._external_track(event_type, obj)
@@ -266,6 +275,9 @@ class PodMirror:
         member = Member.objects.filter(namespace=namespace, name=name).first()
         if member is None or (uid and member.uid and member.uid != uid):
             return  # never seen, or already replaced by a newer pod of that name
+        if is_placeholder(member.annotations):
+            placeholder_pods.lost(member)  # a YuniKorn placeholder: its pod is not in the list
+            return
         if member.node and member.phase in ACTIVE_MEMBER_PHASES:
             delete.pod_delete(namespace=namespace, name=name, by=BY_CLUSTER)
         # Whatever is left is a row without a pod (pending, or reset by a restart policy).
@@ -325,72 +337,6 @@ class DeclarationMirror:
             return
         gang.delete()
         logger.info("%s %s deleted: gang removed", self.kind, gang.key)
-
-
-class VolcanoJobs:
-    """Volcano Jobs' restart behaviour (maxRetry, policies), carried to the PodGroups they own.
-
-    Volcano's job controller makes a PodGroup per Job (owned by it) and the Job's pods; the gang
-    comes from the PodGroup, but what to do when a pod fails is the Job's. The PodGroup mirror
-    asks ``prepare`` to add the owning Job's lifecycle annotation (``volcano.job_lifecycle``)
-    before applying; when a Job arrives or changes after its PodGroup, its PodGroups are applied
-    again. Both mirrors run under the watcher's one lock, so this needs none of its own.
-    """
-
-    def __init__(self) -> None:
-        self.lifecycles: dict[str, str] = {}  # job uid -> annotation value
-        self.podgroups: dict[tuple[str, str], Mapping[str, Any]] = {}
-        self.podgroup_mirror: DeclarationMirror | None = None
-
-    @staticmethod
-    def owner(obj: Mapping[str, Any]) -> str:
-        for ref in convert.metadata(obj).get("ownerReferences") or []:
-            if ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith("batch.volcano.sh/"):
-                return ref.get("uid") or ""
-        return ""
-
-    def prepare(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
-        self.podgroups[convert.key_of(obj)] = obj
-        lifecycle = self.lifecycles.get(self.owner(obj))
-        if lifecycle is None:
-            return obj
-        meta = dict(convert.metadata(obj))
-        meta["annotations"] = {**(meta.get("annotations") or {}), volcano.JOB_LIFECYCLE: lifecycle}
-        return {**obj, "metadata": meta}
-
-    def job_changed(self, uid: str, lifecycle: str | None) -> None:
-        if lifecycle is None:
-            self.lifecycles.pop(uid, None)
-        elif self.lifecycles.get(uid) == lifecycle:
-            return
-        else:
-            self.lifecycles[uid] = lifecycle
-        if self.podgroup_mirror is not None:
-            for obj in [pg for pg in self.podgroups.values() if self.owner(pg) == uid]:
-                self.podgroup_mirror.apply(MODIFIED, obj)
-
-
-class VolcanoJobMirror:
-    """``batch.volcano.sh`` Jobs: only their lifecycle is read (see ``VolcanoJobs``); their pods
-    and PodGroup come from Volcano's controller and are watched as such."""
-
-    kind = "Job"
-    api_version = "batch.volcano.sh/v1alpha1"
-
-    def __init__(self, jobs: VolcanoJobs) -> None:
-        self.jobs = jobs
-
-    def replace(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        objects = list(objects)
-        uids = {convert.metadata(obj).get("uid") for obj in objects}
-        for uid in [uid for uid in self.jobs.lifecycles if uid not in uids]:
-            self.jobs.job_changed(uid, None)
-        for obj in objects:
-            self.apply(ADDED, obj)
-
-    def apply(self, event_type: str, obj: Mapping[str, Any]) -> None:
-        uid = convert.metadata(obj).get("uid") or ""
-        self.jobs.job_changed(uid, None if event_type == DELETED else volcano.job_lifecycle(dict(obj)))
 
 
 def _time(value: str | None) -> datetime | None:

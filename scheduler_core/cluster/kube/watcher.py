@@ -29,8 +29,9 @@ from . import readiness
 from .backend import KubernetesCluster
 from .client import RateLimiter, identity, own_namespace, rate_limiter
 from .leader import LeaderElector
-from .mirror import DeclarationMirror, NodeMirror, PodMirror, VolcanoJobMirror, VolcanoJobs
+from .mirror import DeclarationMirror, NodeMirror, PodMirror
 from .status import StatusWriter
+from .volcano_jobs import VolcanoJobMirror, VolcanoJobs
 from .watch import Reflector, start
 
 logger = logging.getLogger(__name__)
