@@ -29,10 +29,11 @@ from django.utils import timezone
 
 from scheduler_core.cluster import ClusterError, get_backend
 from scheduler_core.engine.model import GangPhase
-from scheduler_core.models import Gang, Member
+from scheduler_core.models import Gang, GangEventKind, Member
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
 from . import lifecycle, nodes
+from .history import event_record
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ def pod_delete(*, namespace: str, name: str, by: str = "an operator") -> str:
     ):
         member.delete()
         if gang is not None:
+            _removed_record(gang, [member.name], by)
             lifecycle.gangs_refresh(now=now, gang_ids=[gang.id])
         outcome = "removed"
     else:
@@ -99,6 +101,16 @@ def pod_delete(*, namespace: str, name: str, by: str = "an operator") -> str:
     return outcome
 
 
+def _removed_record(gang: Gang, names: list[str], by: str) -> None:
+    """Removing pods of a gang changes it: its history says which and who (issue 17)."""
+    event_record(
+        gang=gang,
+        kind=GangEventKind.CONFIGURED,
+        reason=f"pods deleted {', '.join(names)} (by {by})",
+        details={"by": by, "podsDeleted": names},
+    )
+
+
 @transaction.atomic
 def pods_remove(keys: Iterable[tuple[str, str]], *, by: str = "an operator") -> list[Member]:
     """Remove pods for good (their owner is deleted too); the ones that existed."""
@@ -109,6 +121,8 @@ def pods_remove(keys: Iterable[tuple[str, str]], *, by: str = "an operator") -> 
             found.append(member)
     _kill(found, f"deleted by {by}")
     gang_ids = {m.gang_id for m in found if m.gang_id}
+    for gang in Gang.objects.filter(pk__in=gang_ids):
+        _removed_record(gang, sorted(m.name for m in found if m.gang_id == gang.pk), by)
     Member.objects.filter(pk__in=[m.pk for m in found]).delete()
     if gang_ids:
         lifecycle.gangs_refresh(gang_ids=gang_ids)

@@ -37,7 +37,7 @@ def test_a_replacement_is_refused_while_the_old_member_exists_and_runs_once_it_i
     refused = post(as_alice, koordinator("worker-4"))
     assert refused.status_code == 400
     ((field, reason),) = errors(refused)
-    assert field == "items[0]"  # the pod that would be one too many
+    assert field == "items[0].metadata.name"  # the pod that would be one too many
     assert reason == "gang ml/train expects 3 members in all (total-number), but would have 4"
     assert not Member.objects.filter(name="worker-4").exists()
 
