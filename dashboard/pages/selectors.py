@@ -10,10 +10,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max, Q
+from django.db.models import Count, F, Func, Max, Q, Value
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
+from dashboard.api.selectors import _pods_counted as pods_counted
+from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.heartbeats import heartbeats_read
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
@@ -118,7 +120,11 @@ def node_usage(*, submitter: str | None = None, all_gangs: bool = False) -> list
     rows = []
     for node in Node.objects.order_by("name"):
         # Other schedulers' pods take room too (Kubernetes backend): the bars show it.
-        taken = dict(used.get(node.name, Counter()) + Counter(node.external_usage or {}))
+        # A pod takes one of the node's ``pods`` too, counted as the API counts it.
+        taken = dict(
+            pods_counted(node, used.get(node.name, Counter()), pods.get(node.name, 0))
+            + Counter(node.external_usage or {})
+        )
         rows.append(
             {
                 "node": node,
@@ -141,18 +147,9 @@ def resource_bars(capacity: dict, used: dict, resources=None) -> list[dict]:
         pct = min(100, round(100 * use / cap)) if cap else (100 if use else 0)
         bars.append(
             {"resource": resource, "capacity": cap, "used": use, "pct": pct,
-             "label": f"{amount(resource, use)} / {amount(resource, cap)}"}
+             "label": f"{format_quantity(resource, use)} / {format_quantity(resource, cap)}"}
         )  # fmt: skip
     return bars
-
-
-def amount(resource: str, value: int) -> str:
-    """Canonical integers for people: milli-CPU as cores, bytes in Gi."""
-    if resource == "cpu":
-        return f"{value / 1000:g}"
-    if resource in ("memory", "ephemeral-storage") or resource.endswith("memory"):
-        return f"{value / 2**30:.1f}Gi"
-    return str(value)
 
 
 def bound_pods_by_minute(*, now: datetime) -> list[tuple]:
@@ -210,15 +207,22 @@ def recent_events(events, *, limit: int = 20) -> list[GangEvent]:
     return list(events[:limit])
 
 
+#: A cycle's worker is its lease holder, ``host:pid`` plus ``:task-id`` when a Celery task ran it
+#: (``scheduler_core.tasks``): the process is the part before the task id.
+_WORKER_PROCESS = Func(F("worker"), Value(r"^([^:]*:[0-9]+):[^:]*$"), Value(r"\1"), function="regexp_replace")
+
+
 def scheduler_health(*, now: datetime | None = None) -> dict:
-    """The last cycle, the lease holder, each worker's last cycle in the past hour, and the
-    workers' heartbeats in Redis (``scheduler_core.heartbeats``) with their age in seconds."""
+    """The last cycle, the lease holder, each worker process's cycles in the past hour (one line
+    per process, not per task) and when it ran the last, and the workers' heartbeats in Redis
+    (``scheduler_core.heartbeats``) with their age in seconds."""
     now = now or timezone.now()
     workers = (
         SchedulingCycle.objects.filter(started_at__gte=now - timedelta(hours=1))
         .exclude(worker="")
         .order_by()
-        .values("worker")
+        .annotate(process=_WORKER_PROCESS)
+        .values("process")
         .annotate(last=Max("started_at"), cycles=Count("id"))
         .order_by("-last")
     )

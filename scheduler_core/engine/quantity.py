@@ -26,6 +26,7 @@ __all__ = [
     "QuantityError",
     "canonical_amount",
     "format_amount",
+    "format_quantity",
     "is_extended_resource",
     "parse_quantity",
     "parse_resources",
@@ -49,6 +50,7 @@ _SYNTAX = "expected a number with an optional suffix such as 500m, 2Gi, 1e3"
 
 _BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage", "storage"})
 _BINARY_UNITS = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL_UNITS = ("", "k", "M", "G", "T", "P", "E")
 
 
 class QuantityError(ValueError):
@@ -195,3 +197,33 @@ def format_amount(resource: str, amount: int) -> str:
     if _is_bytes(resource):
         return sign + _format_bytes(magnitude)
     return sign + str(magnitude)
+
+
+def _exact_units(amount: int, base: int, units: tuple[str, ...]) -> str:
+    """``amount`` with the largest of ``units`` (powers of ``base``) that divides it exactly."""
+    power = 0
+    while power < len(units) - 1 and amount % base ** (power + 1) == 0:
+        power += 1
+    return f"{amount // base**power}{units[power]}"
+
+
+def format_quantity(resource: str, amount: int) -> str:
+    """A canonical amount written back as Kubernetes writes it, exactly (``canonical_amount``
+    of the result is ``amount``): what pages and the CLI show, where ``format_amount`` rounds.
+
+    CPU in whole cores when it is whole (``16``), else in milli-CPU (``500m``, ``1500m``), as
+    Kubernetes' canonical form has it; bytes with the largest binary suffix that is exact
+    (``128Gi``), else the largest exact decimal one (``1500M``), as Kubernetes canonicalizes a
+    binary quantity that is no multiple of 1024; any other resource as a plain integer.
+    """
+    sign, magnitude = ("-", -amount) if amount < 0 else ("", amount)
+    if resource == "cpu":
+        text = str(magnitude // 1000) if magnitude % 1000 == 0 else f"{magnitude}m"
+    elif _is_bytes(resource) and magnitude:
+        if magnitude % 1024 == 0:
+            text = _exact_units(magnitude, 1024, _BINARY_UNITS)
+        else:
+            text = _exact_units(magnitude, 1000, _DECIMAL_UNITS)
+    else:
+        text = str(magnitude)
+    return sign + text

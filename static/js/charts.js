@@ -74,12 +74,16 @@
     };
   }
 
+  // As scheduler_core.engine.quantity.format_quantity writes it (exact, as Kubernetes does):
+  // whole cores or milli-CPU; bytes in the largest exact binary unit, else decimal unit.
+  var BINARY = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"], DECIMAL = ["", "k", "M", "G", "T", "P", "E"];
   function amount(resource, value) {
-    if (resource === "cpu") return String(value / 1000);
-    if (resource === "memory" || resource === "ephemeral-storage" || /memory$/.test(resource)) {
-      return (value / Math.pow(2, 30)).toFixed(1) + "Gi";
-    }
-    return String(value);
+    if (resource === "cpu") return value % 1000 === 0 ? String(value / 1000) : value + "m";
+    var bytes = ["memory", "ephemeral-storage", "storage"].indexOf(resource) >= 0 || /^hugepages-/.test(resource);
+    if (!bytes || !value) return String(value);
+    var base = value % 1024 === 0 ? 1024 : 1000, units = base === 1024 ? BINARY : DECIMAL, power = 0;
+    while (power < units.length - 1 && value % Math.pow(base, power + 1) === 0) power++;
+    return value / Math.pow(base, power) + units[power];
   }
 
   function applyCluster(summary) {

@@ -137,7 +137,7 @@
       bar.setAttribute("data-reserved", reserved);
       bar.setAttribute("data-min", min);
       bar.setAttribute("data-total", total);
-      bar.setAttribute("title", bound + " bound, " + reserved + " reserved of " + min + " needed (" + total + " members)");
+      bar.setAttribute("title", bound + " bound, " + reserved + " reserved (room held, not bound yet) of " + min + " needed (" + total + " members)");
       var fill = bar.querySelector(".progress-bar");
       if (fill) fill.style.width = boundPct + "%";
       var held = bar.querySelector(".progress-reserved");

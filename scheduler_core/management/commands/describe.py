@@ -15,6 +15,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from scheduler_core.management.commands.get import quantities
 from scheduler_core.models import Gang
 from scheduler_core.selectors import (
     gang_events,
@@ -35,7 +36,7 @@ def gang_detail(gang: Gang) -> dict:
         "provisional_until": gang.provisional_until.isoformat() if gang.provisional_until else None,
         "min_member": gang.min_member,
         "total_number": gang.total_number,
-        "min_resources": gang.min_resources,
+        "min_resources": quantities(gang.min_resources or {}),
         "mode": gang.mode,
         "style": gang.style,
         "wait_seconds": gang.wait_seconds,
@@ -55,7 +56,7 @@ def gang_detail(gang: Gang) -> dict:
                 "phase": m.phase,
                 "node": m.node,
                 "reserved_node": m.reserved_node,
-                "requests": m.requests,
+                "requests": quantities(m.requests or {}),
             }
             for m in gang_members(gang)
         ],
@@ -72,6 +73,11 @@ def _seconds(value: float | None) -> str:
     return "<none>" if value is None else f"{value:g}s"
 
 
+def _resource_list(quantities: dict[str, str]) -> str:
+    """``cpu 16, memory 128Gi``: requests as the pages show them."""
+    return ", ".join(f"{name} {text}" for name, text in quantities.items())
+
+
 def gang_text(d: dict) -> str:
     lines = [
         f"Name:           {d['namespace']}/{d['name']}",
@@ -82,7 +88,7 @@ def gang_text(d: dict) -> str:
             else ""
         ),
         f"Min member:     {d['min_member']}" + (f" of {d['total_number']}" if d["total_number"] else ""),
-        f"Min resources:  {d['min_resources'] or '<none>'}",
+        f"Min resources:  {_resource_list(d['min_resources']) or '<none>'}",
         f"Mode / style:   {d['mode']} / {d['style']}",
         f"Timeout:        {_seconds(d['wait_seconds'])}",
         f"Priority:       {'<from pods>' if d['priority'] is None else d['priority']}   Queue: {d['queue']}",
@@ -97,8 +103,10 @@ def gang_text(d: dict) -> str:
         for g in d["group"]["gangs"]:
             lines.append(f"  {g['key']:<40} {g['state']:<13} {g['bound']}/{g['min_member'] or '?'} bound")
     lines.append("Members:")
-    for m in d["members"] or [{"name": "<none>", "phase": "", "node": None}]:
-        lines.append(f"  {m['name']:<40} {m['phase']:<10} {m['node'] or '<pending>' if m['phase'] else ''}")
+    for m in d["members"] or [{"name": "<none>", "phase": "", "node": None, "requests": {}}]:
+        node = m["node"] or "<pending>" if m["phase"] else ""
+        line = f"  {m['name']:<40} {m['phase']:<10} {node:<20} {_resource_list(m['requests'])}"
+        lines.append(line.rstrip())
     explanation = d["explanation"]
     lines.append(
         f"Explanation:    {explanation['reason']}: {explanation['message']}"

@@ -15,7 +15,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from scheduler_core.engine.quantity import format_amount
+from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.selectors import gang_list, gang_state, node_usage, pod_list
 
 
@@ -52,7 +52,7 @@ def gangs(namespace: str | None, application: str | None = None) -> list[dict]:
 
 
 def quantities(resources: dict[str, int]) -> dict[str, str]:
-    return {name: format_amount(name, int(amount)) for name, amount in sorted(resources.items())}
+    return {name: format_quantity(name, int(amount)) for name, amount in sorted(resources.items())}
 
 
 def pods(namespace: str | None, application: str | None = None) -> list[dict]:
@@ -79,7 +79,7 @@ def _fraction(used: dict[str, int], allocatable: dict[str, int], resource: str) 
     if resource not in allocatable and not used.get(resource):
         return "-"
     amounts = used.get(resource, 0), allocatable.get(resource, 0)
-    return "/".join(format_amount(resource, amount) for amount in amounts)
+    return "/".join(format_quantity(resource, amount) for amount in amounts)
 
 
 def nodes(namespace: str | None = None, application: str | None = None) -> list[dict]:
