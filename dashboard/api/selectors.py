@@ -69,7 +69,7 @@ def node_usage() -> list[dict]:
             "name": node.name,
             "allocatable": node.allocatable,
             "used": dict(
-                _pods_counted(node, used[node.name], pods[node.name]) + Counter(node.external_usage or {})
+                pods_counted(node, used[node.name], pods[node.name]) + Counter(node.external_usage or {})
             ),
             "external": dict(node.external_usage or {}),
             "pods": pods.get(node.name, 0),
@@ -82,7 +82,7 @@ def node_usage() -> list[dict]:
     ]
 
 
-def _pods_counted(node: Node, used: Counter, pods: int) -> Counter:
+def pods_counted(node: Node, used: Counter, pods: int) -> Counter:
     """Each pod takes one of a node's ``pods`` (Kubernetes' pod-count resource), which no pod
     lists among its requests: counted here where the node has that resource."""
     if "pods" in (node.allocatable or {}):

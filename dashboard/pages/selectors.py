@@ -14,7 +14,7 @@ from django.db.models import Count, F, Func, Max, Q, Value
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
-from dashboard.api.selectors import _pods_counted as pods_counted
+from dashboard.api.selectors import pods_counted
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.heartbeats import heartbeats_read
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
