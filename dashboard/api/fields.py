@@ -72,36 +72,34 @@ def qualified_name_error(value: str) -> str | None:
     return None
 
 
-class LabelNameField(serializers.CharField):
+class _NameField(serializers.CharField):
+    """A name checked by ``check`` (one of the RFC 1123 checks above), up to ``max_length``."""
+
+    check = staticmethod(rfc1123_label_error)
+    default_max_length = 63
+
+    def __init__(self, max_length: int | None = None, **kwargs):
+        self.name_max_length = self.default_max_length if max_length is None else max_length
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        error = self.check(data, self.name_max_length)
+        if error:
+            raise serializers.ValidationError(error)
+        return data
+
+
+class LabelNameField(_NameField):
     """An RFC 1123 label (namespaces, task names)."""
 
-    def __init__(self, max_length: int = 63, **kwargs):
-        self.name_max_length = max_length
-        super().__init__(**kwargs)
 
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        error = rfc1123_label_error(data, self.name_max_length)
-        if error:
-            raise serializers.ValidationError(error)
-        return data
-
-
-class SubdomainNameField(serializers.CharField):
+class SubdomainNameField(_NameField):
     """An RFC 1123 subdomain (gang and pod names, queues)."""
 
-    def __init__(self, max_length: int = 253, **kwargs):
-        self.name_max_length = max_length
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        error = rfc1123_subdomain_error(data, self.name_max_length)
-        if error:
-            raise serializers.ValidationError(error)
-        return data
+    check = staticmethod(rfc1123_subdomain_error)
+    default_max_length = 253
 
 
 # ---------------------------------------------------------------- numbers
