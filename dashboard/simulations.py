@@ -1,4 +1,5 @@
-"""Simulation runs: where traces and plots live, starting a run, and running it (the task's body).
+"""Simulation runs: where traces and plots live, checking a new run's input, and running it (the
+task's body); starting one (which queues the task) is ``simulation_start.py``.
 
 The page and the API validate with the same functions (``trace_check``, ``cluster_check``), so
 a bad cluster spec reads the same in a form error and in a 400.
@@ -10,7 +11,6 @@ import os
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from scheduler_core.simulation import (
@@ -94,40 +94,6 @@ def _resolve(spec: str) -> str:
     if spec.endswith(".csv") and "/" not in spec:
         return str(traces_dir() / spec)
     return spec
-
-
-def simulation_run_create(
-    *,
-    user,
-    shared: str | None,
-    upload_name: str | None,
-    upload_text: str | None,
-    cluster: str,
-    policies,
-    overtake_limit_s: float | None = None,
-) -> SimulationRun:
-    """Validate, store the run, and queue its task once the row is committed.
-
-    ``overtake_limit_s`` sets gangsched's queue order for this run (None: the engine's default),
-    so an operator can see what another ``GANGSCHED_OVERTAKE_LIMIT_S`` would do before setting it.
-    """
-    trace = trace_check(shared=shared, upload_name=upload_name, upload_text=upload_text)
-    cluster_check(cluster)
-    chosen = get_policies(list(policies) or list(POLICY_NAMES))
-    if overtake_limit_s is not None:
-        with_overtake_limit(chosen, overtake_limit_s)  # raises on a negative or infinite limit
-    run = SimulationRun.objects.create(
-        requested_by=user,
-        trace_name=trace.name,
-        trace_text="" if shared else upload_text,
-        cluster_spec=cluster.strip(),
-        policies=[policy.name for policy in chosen],
-        overtake_limit_s=overtake_limit_s,
-    )
-    from .tasks import run_simulation  # the task module imports this one
-
-    transaction.on_commit(lambda: run_simulation.delay(run.pk))
-    return run
 
 
 def simulation_run_execute(run_id: int) -> SimulationRun:

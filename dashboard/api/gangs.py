@@ -20,28 +20,30 @@ from scheduler_core.services.tenancy import Actor
 
 from . import selectors
 from .exceptions import ERRORS
+from .fields import (
+    PRIORITY_MAX,
+    PRIORITY_MIN,
+    LabelNameField,
+    ResourceMapField,
+    StrictIntegerField,
+    StrictNumberField,
+    SubdomainNameField,
+    max_wait_seconds,
+    rfc1123_label_error,
+    rfc1123_subdomain_error,
+)
 from .filters import GangFilter
 from .pagination import ApiPagination
 from .parsers import JSONParser
 from .permissions import CanKillGang, CanRetryGang
 from .serializers import (
     GANG_OUTPUT_COLUMNS,
-    PRIORITY_MAX,
-    PRIORITY_MIN,
     EventOutput,
     GangOutput,
     GangRowOutput,
-    LabelNameField,
     PodInput,
-    ResourceMapField,
-    StrictIntegerField,
-    StrictNumberField,
     StrictSerializer,
-    SubdomainNameField,
     TaskInput,
-    max_wait_seconds,
-    rfc1123_label_error,
-    rfc1123_subdomain_error,
 )
 from .throttles import SubmitThrottle
 

@@ -11,11 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dashboard.models import SimulationRun
+from dashboard.simulation_start import simulation_run_create
 from dashboard.simulations import (
     MAX_OVERTAKE_LIMIT_S,
     POLICY_NAMES,
     cluster_check,
-    simulation_run_create,
     trace_check,
 )
 

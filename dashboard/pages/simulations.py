@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboard.api.simulations import START_SIMULATION
 from dashboard.models import SimulationRun
+from dashboard.simulation_start import simulation_run_create
 from dashboard.simulations import (
     MAX_OVERTAKE_LIMIT_S,
     MAX_UPLOAD_BYTES,
@@ -18,7 +19,6 @@ from dashboard.simulations import (
     cluster_check,
     plot_dir,
     shared_traces,
-    simulation_run_create,
     trace_check,
 )
 from scheduler_core.simulation import POLICIES

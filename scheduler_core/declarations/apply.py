@@ -44,7 +44,7 @@ from .gang_writes import (
 )
 from .pod_writes import pods_write
 from .registry import manifest_load
-from .spec import GangRef, GangSpec, Loaded, PodSpec
+from .spec import GangRef, GangSpec, Loaded, Plan, PodSpec
 from .upstream import SOURCE_V1ALPHA1, replica_gang
 from .yunikorn_apps import applications_plan
 
@@ -57,15 +57,6 @@ class ApplyResult:
     gangs: list[Gang] = field(default_factory=list)
     pods: int = 0  # pods created or updated
     changed: bool = False
-
-
-@dataclass
-class Plan:
-    loaded: list[Loaded]
-    gangs: dict[str, GangSpec]  # declared, by key, in order
-    pods: dict[str, PodSpec]
-    refs: dict[str, GangRef]  # gangs pods name but nobody declared here, by key
-    pods_by_gang: dict[str, list[PodSpec]]
 
 
 def manifests_apply(documents: list[Any], *, actor: Actor = CLI, submitter: str | None = None) -> ApplyResult:

@@ -4,15 +4,11 @@ while its labels and annotations may change, and a gang never exceeds its total-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from scheduler_core.models import Gang, Member
 
 from . import validate as v
 from .gang_writes import CONFIGURED, CREATED, UNCHANGED, keys_q
-
-if TYPE_CHECKING:
-    from .apply import Plan
+from .spec import Plan
 
 #: Member fields a bound pod may still change (metadata); the others are its immutable spec.
 METADATA_FIELDS = ("labels", "annotations", "preemptible")

@@ -23,7 +23,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from . import cluster, gangjob, koordinator, kueue, podgroup, upstream, volcano, workloads, yunikorn
+from . import (
+    cluster,
+    gangjob,
+    koordinator,
+    kueue,
+    pod_fields,
+    podgroup,
+    upstream,
+    volcano,
+    workloads,
+    yunikorn,
+)
 from . import validate as v
 from .documents import Manifest, group_of
 from .spec import Loaded
@@ -42,9 +53,9 @@ OBJECTS: dict[tuple[str, str], Load] = {
     (f"{podgroup.LEGACY_GROUP}/v1alpha1", "PodGroup"): podgroup.load,
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): volcano.load_podgroup,
     ("batch.volcano.sh/v1alpha1", "Job"): volcano.load_job,
-    (upstream.V1ALPHA1, "Workload"): upstream.load_workload,
-    (upstream.V1ALPHA2, "Workload"): upstream.load_workload,
-    (upstream.V1ALPHA2, "PodGroup"): upstream.load_podgroup,
+    (pod_fields.V1ALPHA1, "Workload"): upstream.load_workload,
+    (pod_fields.V1ALPHA2, "Workload"): upstream.load_workload,
+    (pod_fields.V1ALPHA2, "PodGroup"): upstream.load_podgroup,
     ("gangsched.io/v1", "GangJob"): gangjob.load,
 }
 POD_READERS = (koordinator.pod_gang, podgroup.pod_gang, volcano.pod_gang, yunikorn.pod_gang, kueue.pod_gang)

@@ -160,3 +160,15 @@ class Loaded:
     # Cluster objects (Node, Namespace, PriorityClass: ``cluster.py``), each with ``object_name``,
     # ``write() -> "created" | "configured" | "unchanged"`` and ``delete()``.
     objects: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What one apply will write, after every object is loaded and before anything is written
+    (``apply.py`` makes it, ``gang_writes.py`` and ``pod_writes.py`` write it)."""
+
+    loaded: list[Loaded]
+    gangs: dict[str, GangSpec]  # declared, by key, in order
+    pods: dict[str, PodSpec]
+    refs: dict[str, GangRef]  # gangs pods name but nobody declared here, by key
+    pods_by_gang: dict[str, list[PodSpec]]

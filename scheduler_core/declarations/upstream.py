@@ -30,12 +30,9 @@ from scheduler_core.engine.model import GangMode
 
 from . import validate as v
 from .documents import Manifest
+from .pod_fields import GROUP, SOURCE_V1ALPHA1, SOURCE_V1ALPHA2, V1ALPHA2
 from .spec import GangRef, GangSpec, Loaded
 from .workloads import PodReader, object_meta
-
-GROUP = "scheduling.k8s.io"
-V1ALPHA1, V1ALPHA2 = f"{GROUP}/v1alpha1", f"{GROUP}/v1alpha2"
-SOURCE_V1ALPHA1, SOURCE_V1ALPHA2 = "workload-v1alpha1", "podgroup-v1alpha2"
 
 
 def _policy(value: Any, field: str) -> int | None:
@@ -102,34 +99,6 @@ def load_workload(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         declaration = {"workload": manifest.obj, "podGroup": group_name}
         gangs.append(_gang(namespace, gang_name, min_count, SOURCE_V1ALPHA1, declaration, at))
     return Loaded(object_name=f"workload.{GROUP}/{name}", gangs=gangs)
-
-
-def pod_spec_gang(namespace: str, spec: dict[str, Any], field: str) -> GangRef | None:
-    """The gang a pod's own spec names: ``schedulingGroup`` (v1alpha2) or ``workloadRef``
-    (v1alpha1); None when it names neither."""
-    if spec.get("schedulingGroup") is not None:
-        where = v.join(field, "schedulingGroup")
-        group = v.mapping(spec["schedulingGroup"], where)
-        name = v.dns_subdomain(group.get("podGroupName"), v.join(where, "podGroupName"))
-        ref = GangRef(namespace, name, SOURCE_V1ALPHA2, where)
-        ref.waiting = f"waiting for PodGroup {ref.key} ({V1ALPHA2}) to be created"
-        ref.wait_forever = True
-        return ref
-    if spec.get("workloadRef") is None:
-        return None
-    where = v.join(field, "workloadRef")
-    ref_spec = v.mapping(spec["workloadRef"], where)
-    workload = v.dns_subdomain(ref_spec.get("name"), v.join(where, "name"))
-    group = v.dns_label(ref_spec.get("podGroup"), v.join(where, "podGroup"))
-    base = f"{workload}-{group}"
-    key = ref_spec.get("podGroupReplicaKey")
-    name = base if key in (None, "") else f"{base}-{v.dns_label(key, v.join(where, 'podGroupReplicaKey'))}"
-    ref = GangRef(namespace, v.dns_subdomain(name, where), SOURCE_V1ALPHA1, where)
-    ref.waiting = f"waiting for Workload {namespace}/{workload} ({V1ALPHA1}) to be created"
-    ref.wait_forever = True
-    if name != base:
-        ref.replica_of = f"{namespace}/{base}"
-    return ref
 
 
 def replica_gang(base: GangSpec, ref: GangRef) -> GangSpec:

@@ -46,13 +46,13 @@ from scheduler_core.models.gangs import FailureAction
 
 from . import validate as v
 from .documents import Manifest
+from .pod_fields import preemptable
 from .spec import GangRef, GangSpec, Loaded
 from .workloads import PodReader, object_meta, pod_spec, priority_of
 
 GROUP, JOB_GROUP = "scheduling.volcano.sh", "batch.volcano.sh"
 GROUP_NAME = "scheduling.k8s.io/group-name"
 QUEUE_NAME = "scheduling.volcano.sh/queue-name"
-PREEMPTABLE = "volcano.sh/preemptable"
 JOB_NAME, TASK_SPEC = "volcano.sh/job-name", "volcano.sh/task-spec"
 DEFAULT_MAX_RETRY = 3
 JOB_LIFECYCLE = "gangsched.io/volcano-job-lifecycle"
@@ -61,22 +61,6 @@ SOURCE, JOB_SOURCE = "volcano-podgroup", "volcano-job"
 FAILURE_EVENTS = ("PodFailed", "PodEvicted", "*")
 _ACTIONS = {action.value for action in FailureAction}
 _POD_RESTARTS = ("RestartPod", "RestartTask")
-#: Go's strconv.ParseBool, which Volcano reads the preemptable key with.
-_BOOLS = {
-    **dict.fromkeys(("1", "t", "T", "true", "TRUE", "True"), True),
-    **dict.fromkeys(("0", "f", "F", "false", "FALSE", "False"), False),
-}
-
-
-def preemptable(labels: dict[str, str], annotations: dict[str, str], field: str) -> bool | None:
-    """``volcano.sh/preemptable`` (the annotation first, then the label, as Volcano reads it)."""
-    for kind, values in (("annotations", annotations), ("labels", labels)):
-        if PREEMPTABLE in values:
-            value = values[PREEMPTABLE]
-            if value not in _BOOLS:
-                raise v.DeclarationError(v.join(field, kind, PREEMPTABLE), f"{value!r} is not true or false")
-            return _BOOLS[value]
-    return None
 
 
 def queue_name(value: Any, field: str) -> str:

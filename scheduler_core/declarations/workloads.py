@@ -22,6 +22,7 @@ from . import node_constraints
 from . import validate as v
 from .cluster import priority_default, priority_resolve
 from .documents import Manifest
+from .pod_fields import pod_spec_gang, preemptable
 from .spec import GangRef, Loaded, PodSpec
 
 PodReader = Callable[[str, dict[str, str], dict[str, str], str], GangRef | None]
@@ -96,8 +97,6 @@ def pod_spec(
     labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
     annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
     if gang is None:
-        from .upstream import pod_spec_gang  # upstream imports this module
-
         own = pod_spec_gang(namespace, spec, spec_field)
         gang = pod_gang_read(readers, namespace, labels, annotations, meta_field, first=own)
     chosen = spec.get("schedulerName") or "default-scheduler"
@@ -176,8 +175,6 @@ def _comparable(gang) -> dict:
 
 
 def _preemptible(labels: dict[str, str], annotations: dict[str, str], field: str) -> bool:
-    from .volcano import preemptable  # volcano imports this module
-
     return preemptable(labels, annotations, field) is not False
 
 

@@ -20,9 +20,10 @@ from scheduler_core.engine.model import HeadOfLine
 
 from .clusters import Cluster
 from .metrics import summarise
+from .outcome import Replay
 from .plots import write_plots
 from .policies import Policy
-from .replay import Replay, ReplayOptions, replay
+from .replay import ReplayOptions, replay
 from .traces import Trace
 
 RESULTS = "results.json"

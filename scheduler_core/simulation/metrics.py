@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .replay import Replay
+from .outcome import Replay
 
 _UNIT = {"cpu": 1000.0, "memory": float(2**30)}
 SIZES = (("1", 0.0, 1.0), ("2-8", 1.0, 8.0), ("9-64", 8.0, 64.0), ("65+", 64.0, np.inf))  # (label, >, <=)

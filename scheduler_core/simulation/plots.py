@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .replay import Replay, main_resource  # noqa: E402
+from .outcome import Replay, main_resource  # noqa: E402
 
 PLOTS = ("comparison.png", "utilization.png", "queue.png", "jct.png")
 MAX_POINTS = 2000

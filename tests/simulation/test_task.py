@@ -3,7 +3,8 @@
 import pytest
 
 from dashboard.models import SimulationRun
-from dashboard.simulations import plot_dir, simulation_run_create, simulation_run_execute
+from dashboard.simulation_start import simulation_run_create
+from dashboard.simulations import plot_dir, simulation_run_execute
 from scheduler_core.simulation.plots import PLOTS
 from tests.loop.workers import Worker, wait_for
 

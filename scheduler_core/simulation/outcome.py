@@ -1,0 +1,52 @@
+"""What a replay returns: every job's times, the integrals of used and held capacity, the
+timeline for the plots; ``metrics.py`` summarises it, ``plots.py`` draws it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Timeline:
+    """State after each tick that ran a cycle or handled an event, for the plots."""
+
+    times: list[float] = field(default_factory=list)
+    queued: list[int] = field(default_factory=list)  # submitted jobs not running yet
+    running: list[int] = field(default_factory=list)
+    useful: list[np.ndarray] = field(default_factory=list)  # per resource, of running jobs
+    held: list[np.ndarray] = field(default_factory=list)  # per resource, of jobs not running
+
+
+@dataclass
+class Replay:
+    """What happened to every job, plus integrals and timings, for ``metrics.summarise``."""
+
+    policy: str
+    resources: tuple[str, ...]
+    capacity: np.ndarray
+    submit: np.ndarray
+    start: np.ndarray  # NaN: never started (or preempted and not restarted)
+    finish: np.ndarray  # NaN: not finished
+    deadlocked: np.ndarray  # bool: not running at the end with members bound or reserved
+    demand: np.ndarray  # per job: what all its workers ask of ``main_resource`` (cpu in cores)
+    useful_seconds: np.ndarray  # per resource: integral of what running jobs held
+    held_seconds: np.ndarray  # per resource: integral of what jobs not yet running held
+    end_time: float
+    stopped_by: str
+    time_cap: float
+    cycles: int
+    cycle_seconds: list[float]
+    preemptions: int
+    timeline: Timeline
+    wall_seconds: float = 0.0
+    permit_timeouts: int = 0  # coscheduling: holds of pods at Permit that timed out
+    left_out: int = 0  # jobs left out of cycles that were certain to fail them (Bounds)
+    overtake_limit_s: float = 0.0  # the queue order's limit (0: FIFO), from the policy's config
+
+
+def main_resource(resources: tuple[str, ...]) -> str:
+    """What a cluster is judged by: GPUs if it has any, else CPUs."""
+    gpus = [r for r in resources if r.endswith("gpu")]
+    return gpus[0] if gpus else ("cpu" if "cpu" in resources else resources[0])
