@@ -1,13 +1,13 @@
 """Gang traces for the replay benchmark, written as gangsched CSVs: a busy production-like GPU
-cluster (``production``), or the shared Tiresias trace compressed in time (``tiresias-scaled``).
+cluster (``production``), or the Tiresias trace compressed in time (``tiresias-scaled``).
 
     python bench/make_trace.py [production] [--jobs 10000] [--nodes 1000] [--load 1.3] [--seed 7]
                                [--out bench/results/simulate/production-10k.csv]
     python bench/make_trace.py tiresias-scaled [--copies 10] [--nodes 32] [--gpus-per-node 4]
                                [--load 1.3] [--out bench/results/simulate/tiresias-600-load1.3.csv]
 
-There is no public 10,000-job gang trace with its cluster, and the shared 60-job Tiresias trace
-(../shared/traces/tiresias-60-jobs.csv: 1/2/4/8-GPU jobs, 121-1,800 s, on 32 nodes x 4 GPUs)
+There is no public 10,000-job gang trace with its cluster, and the 60-job Tiresias trace
+(traces/tiresias-60-jobs.csv: 1/2/4/8-GPU jobs, 121-1,800 s, on 32 nodes x 4 GPUs)
 uses 6.4% of its cluster, so nothing in it ever queues. Both traces below are drawn from a
 distribution stated here *before* any policy was measured on them; nothing is fitted to a result.
 
@@ -54,8 +54,8 @@ most of the "offered" GPU-seconds run after the window: every policy measured a 
 utilisation of 8% over the replay and an average wait near one second. A 10,000-job trace on
 1,000 nodes can only be busy with durations short against its window, as the Tiresias ones are.
 
-``tiresias-scaled``: the shared trace itself, busy
---------------------------------------------------
+``tiresias-scaled``: the Tiresias trace itself, busy
+----------------------------------------------------
 
 The 60 Tiresias jobs as the trace reader reads them (``num_gpu`` workers x 1 GPU, 10 CPUs and
 64Gi each, all required), ``--copies`` times back to back (each copy with the trace's own
@@ -83,9 +83,10 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from scheduler_core.simulation.trace_files import find_trace  # noqa: E402
 from scheduler_core.simulation.traces import GPU, TIRESIAS_WORKER, Job, load_trace, write_gangsched_csv  # noqa: E402
 
-SOURCE = ROOT.parent / "shared" / "traces" / "tiresias-60-jobs.csv"
+SOURCE = find_trace("tiresias-60-jobs.csv")
 OUT = ROOT / "bench" / "results" / "simulate"
 GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 GPU_SHARES = (0.60, 0.10, 0.10, 0.10, 0.04, 0.03, 0.02, 0.008, 0.002)

@@ -2,7 +2,7 @@
 """A real cluster's node list as ``v1 Node`` manifests, for ``manage.py apply -f`` or
 ``make run NODES=nodes.yaml``.
 
-    python bench/nodes_from_trace.py ../shared/traces/alibaba-openb-gpu-nodes.csv > nodes.yaml
+    python bench/nodes_from_trace.py traces/alibaba-openb-gpu-nodes-sample.csv > nodes.yaml
 
 Reads a CSV with ``sn`` (the node's name), ``cpu_milli``, ``memory_mib``, ``gpu`` (count) and
 ``model`` (GPU model) columns, as Alibaba's cluster-trace-gpu-v2023 ``openb_node_list`` has.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trace replay benchmark (issue 7): every policy on
-#   tiresias-60     the shared Tiresias trace as it is, on its own cluster (n32g4);
+#   tiresias-60     the Tiresias trace (traces/) as it is, on its own cluster (n32g4);
 #   tiresias-600    the same jobs ten times back to back, compressed in time to an offered load
 #                   of 1.3 on n32g4 (bench/make_trace.py tiresias-scaled);
 #   production-10k  10,000 jobs of a production GPU cluster's shape (bench/make_trace.py, seed 7,
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 OUT=bench/results/simulate
-TRACES=${TRACES:-../shared/traces}
+TRACES=${TRACES:-traces}  # the repository's own (scheduler_core/simulation/trace_files.py)
 PROCESSES=${PROCESSES:-2}
 ONLY=${ONLY:-}  # e.g. ONLY=production-10k to rerun one comparison
 mkdir -p "$OUT"

@@ -27,6 +27,7 @@ from scheduler_core.simulation import (
 )
 from scheduler_core.simulation.plots import PLOTS
 from scheduler_core.simulation.policies import with_overtake_limit
+from scheduler_core.simulation.trace_files import find_trace, trace_files
 
 from .models import SimulationRun
 
@@ -36,10 +37,6 @@ PROGRESS_EVERY_S = 1.0
 POLICY_NAMES = tuple(POLICIES)
 #: The largest queue-order limit a run accepts (about 31,700 years: no bound in practice).
 MAX_OVERTAKE_LIMIT_S = 1e12
-
-
-def traces_dir() -> Path:
-    return Path(os.environ.get("GANGSCHED_TRACES_DIR", settings.BASE_DIR.parent / "shared" / "traces"))
 
 
 def plots_root() -> Path:
@@ -54,9 +51,10 @@ def plot_dir(run: SimulationRun) -> Path:
 
 
 def shared_traces() -> list[str]:
-    """The job traces of the shared directory (node lists and other files are not offered)."""
+    """The job traces of the trace directories (trace_files.py; node lists and other files are not
+    offered)."""
     names = []
-    for path in sorted(traces_dir().glob("*.csv")):
+    for path in trace_files("*.csv"):
         try:
             load_trace(path)
         except TraceError:
@@ -72,7 +70,7 @@ def trace_check(*, shared: str | None, upload_name: str | None, upload_text: str
     if shared:
         if shared not in shared_traces():
             raise ValueError(f"unknown shared trace {shared!r}: choose among {', '.join(shared_traces())}")
-        return load_trace(traces_dir() / shared)
+        return load_trace(find_trace(shared))
     if len(upload_text.encode()) > MAX_UPLOAD_BYTES:
         raise ValueError(f"the uploaded trace is larger than {MAX_UPLOAD_BYTES // 2**20} MiB")
     try:
@@ -82,7 +80,7 @@ def trace_check(*, shared: str | None, upload_name: str | None, upload_text: str
 
 
 def cluster_check(spec: str):
-    """A spec, a preset, or the name of a node list in the shared directory; ValueError says why not."""
+    """A spec, a preset, or the name of a node list in a trace directory; ValueError says why not."""
     try:
         return load_cluster(_resolve(spec))
     except ClusterSpecError as error:
@@ -92,7 +90,11 @@ def cluster_check(spec: str):
 def _resolve(spec: str) -> str:
     spec = spec.strip()
     if spec.endswith(".csv") and "/" not in spec:
-        return str(traces_dir() / spec)
+        try:
+            return str(find_trace(spec))
+        except FileNotFoundError:
+            present = ", ".join(path.name for path in trace_files("*.csv"))
+            raise ClusterSpecError(f"no node list {spec!r} among the traces ({present})") from None
     return spec
 
 
@@ -107,7 +109,7 @@ def simulation_run_execute(run_id: int) -> SimulationRun:
         if run.trace_text:
             trace = parse_trace(run.trace_text, run.trace_name)
         else:
-            trace = load_trace(traces_dir() / run.trace_name)
+            trace = load_trace(find_trace(run.trace_name))
         cluster = load_cluster(_resolve(run.cluster_spec))
         policies = get_policies(run.policies)
         if run.overtake_limit_s is not None:

@@ -1,6 +1,7 @@
 """Shared fixtures. Tests run against the real PostgreSQL (pytest-django creates and drops the test
-database ``test_<name>``) and the real Redis, on database 15 unless REDIS_URL is set: the default
-is applied in ``tests/settings.py``, because pytest-django loads the settings before this file."""
+database ``test_<name>``) and the real Redis, on database 15 of the server REDIS_URL names unless
+GANGSCHED_TEST_REDIS_URL gives another: ``tests/settings.py`` applies the rule, because
+pytest-django loads the settings before this file."""
 
 import importlib
 

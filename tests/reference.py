@@ -1,13 +1,12 @@
-"""Where the reference manifests are.
+"""Where the reference manifests are: ``tests/fixtures/reference_manifests``, in the repository.
 
-``../shared/reference/manifests`` beside the repository is the source (developers and CI have
-it); ``tests/fixtures/reference_manifests`` holds copies, used only when the repository was
-cloned somewhere without ``shared/`` beside it. A test keeps the copies equal to the source.
+They are copies of the developers' ``shared/reference/manifests``, kept beside the repository (one
+example per declaration style). The tests read the copies on every machine, so a clone of the
+repository alone runs the same tests as CI; ``tests/service/test_reference_copies.py`` keeps the
+copies equal to the source where it is beside the clone.
 """
 
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "reference" / "manifests"
-COPIES = ROOT / "tests" / "fixtures" / "reference_manifests"
-REFERENCE = SHARED if SHARED.is_dir() else COPIES
+REFERENCE = ROOT / "tests" / "fixtures" / "reference_manifests"

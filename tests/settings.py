@@ -3,15 +3,48 @@
 pytest-django imports the settings in its ``pytest_load_initial_conftests`` hook, before pytest
 imports any conftest.py, so a conftest (even ``pytest_configure``) is too late to change what the
 settings read from ``os.environ``. Setting the defaults here, before importing the real settings,
-is the earliest point that works without another plugin. A value already in the environment wins.
+is the earliest point that works without another plugin. A value already in the environment wins,
+but REDIS_URL's database: the tests take their own (``redis_url_for_tests``).
 """
 
 import os
 import secrets
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-# Redis database 15 for tests: Celery messages, results and channel-layer groups of a test run
-# never mix with those of a `make run` on database 0.
-os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
+#: The tests' own Redis database: they flush it, and their Celery messages, results and
+#: channel-layer groups never mix with those of a `make run` (database 0 by default).
+TEST_REDIS_DB = 15
+
+
+def redis_url_for_tests(environ) -> str:
+    """GANGSCHED_TEST_REDIS_URL if given, whole; else database 15 of the server REDIS_URL names
+    (REDIS_URL says where Redis is, for the app: the tests, which flush their database, never take
+    the app's); else ``redis://127.0.0.1:6379/15``."""
+    if environ.get("GANGSCHED_TEST_REDIS_URL"):
+        return environ["GANGSCHED_TEST_REDIS_URL"]
+    given = environ.get("REDIS_URL")
+    if not given:
+        return f"redis://127.0.0.1:6379/{TEST_REDIS_DB}"
+    url = urlsplit(given)
+    query = dict(parse_qsl(url.query))
+    if url.scheme == "unix":  # unix:///path/to/redis.sock?db=N
+        query["db"] = str(TEST_REDIS_DB)
+        path = url.path
+    else:  # redis://[:password@]host:port/N (or ?db=N)
+        query.pop("db", None)
+        path = f"/{TEST_REDIS_DB}"
+    rest = f"?{urlencode(query)}" if query else ""
+    return f"{url.scheme}://{url.netloc}{path}{rest}"
+
+
+#: What the user gave, before the lines below replace it (test_project_wiring.py checks the rule).
+GIVEN_REDIS_ENVIRONMENT = {
+    name: os.environ[name] for name in ("REDIS_URL", "GANGSCHED_TEST_REDIS_URL") if name in os.environ
+}
+# Both in the environment: the processes the tests start (workers, daphne) inherit them, and read
+# GANGSCHED_TEST_REDIS_URL back unchanged.
+os.environ["GANGSCHED_TEST_REDIS_URL"] = redis_url_for_tests(os.environ)
+os.environ["REDIS_URL"] = os.environ["GANGSCHED_TEST_REDIS_URL"]
 # A queue of this run's own: Celery workers started by tests (they inherit the environment)
 # never take tasks sent by another test run on the same Redis database, nor the other way round.
 os.environ.setdefault("GANGSCHED_CELERY_QUEUE", f"test-{os.getpid()}")

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from scheduler_core.models import Node
+from scheduler_core.simulation.trace_files import REPOSITORY_TRACES
 
 from .conftest import manage
 
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).parents[2]
-TRACE = ROOT.parent / "shared/traces/alibaba-openb-gpu-nodes.csv"
+TRACE = REPOSITORY_TRACES / "alibaba-openb-gpu-nodes-sample.csv"
 
 
 def trace_to_manifest(csv: Path, tmp_path: Path, *args: str) -> Path:
@@ -42,11 +43,10 @@ def test_a_node_list_becomes_nodes_with_their_gpu_model(tmp_path):
     assert "nothing to do" in manage("seed_cluster", "--if-empty", "--nodes-file", str(path))
 
 
-@pytest.mark.skipif(not TRACE.exists(), reason="../shared/traces is not beside the repository")
-def test_the_alibaba_trace_seeds_its_1213_nodes(tmp_path):
+def test_the_alibaba_sample_seeds_its_122_nodes(tmp_path):
     manage("seed_cluster", "--if-empty", "--nodes-file", str(trace_to_manifest(TRACE, tmp_path)))
-    assert Node.objects.count() == 1213
-    assert Node.objects.filter(labels__contains={"gpu-model": "T4"}).count() == 404
+    assert Node.objects.count() == 122
+    assert Node.objects.filter(labels__contains={"gpu-model": "T4"}).count() == 39
 
 
 def test_make_run_seeds_from_the_nodes_file_only_when_it_is_given(monkeypatch):

@@ -1,9 +1,13 @@
 """The pieces `make run` starts are configured the way the deployment relies on."""
 
+import os
+
 import pytest
+import redis
 from django.conf import settings
 
 from gangsched.celery import app as celery_app
+from tests.settings import GIVEN_REDIS_ENVIRONMENT, redis_url_for_tests
 
 
 def test_celery_redelivers_unfinished_tasks_and_kills_them_before_redelivery():
@@ -18,10 +22,32 @@ def test_celery_redelivers_unfinished_tasks_and_kills_them_before_redelivery():
 
 
 def test_tests_use_their_own_redis_database():
-    assert settings.REDIS_URL.endswith("/15")
+    """Whatever REDIS_URL the user gave, tests/settings.py put the tests' own in its place (the
+    rule: the tests below), for this process and the ones it starts."""
+    assert redis_url_for_tests(GIVEN_REDIS_ENVIRONMENT) == settings.REDIS_URL
+    assert os.environ["REDIS_URL"] == os.environ["GANGSCHED_TEST_REDIS_URL"] == settings.REDIS_URL
+    if "GANGSCHED_TEST_REDIS_URL" not in GIVEN_REDIS_ENVIRONMENT:
+        assert redis.Redis.from_url(settings.REDIS_URL).connection_pool.connection_kwargs["db"] == 15
     assert [host["address"] for host in settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"]] == [
         settings.REDIS_URL
     ]
+    assert settings.CACHES["default"]["LOCATION"] == settings.REDIS_URL
+
+
+@pytest.mark.parametrize(
+    ("environ", "url"),
+    [
+        ({}, "redis://127.0.0.1:6379/15"),
+        ({"REDIS_URL": "redis://:secret@cache.internal:6380/0"}, "redis://:secret@cache.internal:6380/15"),
+        ({"REDIS_URL": "rediss://cache.internal"}, "rediss://cache.internal/15"),
+        ({"REDIS_URL": "redis://cache.internal:6379?db=3"}, "redis://cache.internal:6379/15"),
+        ({"REDIS_URL": "unix:///run/redis.sock?db=2"}, "unix:///run/redis.sock?db=15"),
+        ({"REDIS_URL": "redis://cache.internal/15"}, "redis://cache.internal/15"),
+        ({"REDIS_URL": "redis://a/0", "GANGSCHED_TEST_REDIS_URL": "redis://b/7"}, "redis://b/7"),
+    ],
+)
+def test_the_tests_take_database_15_of_the_app_s_redis_unless_told_another(environ, url):
+    assert redis_url_for_tests(environ) == url
 
 
 def test_the_database_is_postgresql():

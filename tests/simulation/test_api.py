@@ -71,7 +71,11 @@ def test_anonymous_users_get_401():
             "node count must be at least 1",
         ),
         ({"trace": "nope.csv", "cluster": "n32g4"}, "trace", "unknown shared trace 'nope.csv'"),
-        ({"trace": "alibaba-openb-gpu-nodes.csv", "cluster": "n32g4"}, "trace", "unknown shared trace"),
+        (
+            {"trace": "alibaba-openb-gpu-nodes-sample.csv", "cluster": "n32g4"},
+            "trace",
+            "unknown shared trace",
+        ),
         ({"cluster": "n32g4"}, "trace", "give either a shared trace or an uploaded CSV"),
         ({"trace_csv": "job_id,submit_s\n", "cluster": "n32g4"}, "trace_csv", "line 1: unknown header"),
         (

@@ -1,10 +1,11 @@
-"""Cluster specs, presets and the Alibaba node list."""
+"""Cluster specs, presets and the Alibaba node list (the sample in traces/)."""
 
 import pytest
 
 from scheduler_core.simulation import ClusterSpecError, load_cluster
+from scheduler_core.simulation.trace_files import REPOSITORY_TRACES
 
-ALIBABA = "/work/shared/traces/alibaba-openb-gpu-nodes.csv"
+ALIBABA = REPOSITORY_TRACES / "alibaba-openb-gpu-nodes-sample.csv"
 
 
 def test_a_spec_with_several_groups():
@@ -23,8 +24,16 @@ def test_the_n32g4_preset_is_the_tiresias_cluster():
 
 
 def test_the_alibaba_node_list_labels_nodes_with_their_gpu_model():
-    cluster = load_cluster(ALIBABA)
-    assert len(cluster.nodes) == 1213
+    cluster = load_cluster(str(ALIBABA))
+    assert len(cluster.nodes) == 122
+    assert {node.labels["gpu-model"] for node in cluster.nodes} == {
+        "G2",
+        "G3",
+        "P100",
+        "T4",
+        "V100M16",
+        "V100M32",
+    }
     first = cluster.nodes[0]
     assert first.name == "openb-node-0000"
     assert first.allocatable == {"cpu": 64_000, "memory": 262144 * 2**20, "nvidia.com/gpu": 2}

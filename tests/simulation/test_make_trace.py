@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from scheduler_core.simulation import load_trace, parse_trace
+from scheduler_core.simulation.trace_files import REPOSITORY_TRACES
 from scheduler_core.simulation.traces import GPU, write_gangsched_csv
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = "/work/shared/traces/tiresias-60-jobs.csv"
+TIRESIAS = REPOSITORY_TRACES / "tiresias-60-jobs.csv"
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def test_the_same_seed_writes_the_same_file_and_another_seed_does_not(make_trace
 
 
 def test_tiresias_scaled_keeps_the_jobs_and_compresses_time_to_the_load(make_trace):
-    base = load_trace(SHARED).jobs
+    base = load_trace(TIRESIAS).jobs
     once = make_trace.tiresias_scaled_jobs(128, load=1.0, copies=1)
     assert [(j.id, j.workers, j.duration) for j in once] == [(j.id, j.workers, j.duration) for j in base]
     assert make_trace.offered_load(once, 128) == pytest.approx(1.0, rel=1e-3)

@@ -5,6 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from dashboard.models import SimulationRun
 from dashboard.simulations import simulation_run_execute
+from scheduler_core.simulation.trace_files import REPOSITORY_TRACES
 from tests.pages.conftest import login
 
 from .helpers import JOB_A_JOB_B, THREE_NODES
@@ -25,11 +26,12 @@ def test_a_submitter_sees_the_runs_but_no_form(alice, olga):
     assert login(alice).post(URL, {"cluster": "n32g4"}).status_code == 403
 
 
-def test_an_operator_sees_the_form_with_the_shared_traces(olga):
+def test_an_operator_sees_the_form_with_the_repository_s_traces(olga):
     html = login(olga).get(URL).content.decode()
     assert '<form class="simulation-form"' in html
     assert '<option value="tiresias-60-jobs.csv">' in html
-    assert "alibaba-openb-gpu-nodes.csv</option>" not in html  # a node list, not a job trace
+    assert (REPOSITORY_TRACES / "alibaba-openb-gpu-nodes-sample.csv").is_file()
+    assert "alibaba-openb-gpu-nodes-sample.csv</option>" not in html  # a node list, not a job trace
 
 
 def test_form_errors_are_shown_next_to_their_field(olga):

@@ -3,11 +3,12 @@
 import pytest
 
 from scheduler_core.simulation import TraceError, load_trace, parse_trace
+from scheduler_core.simulation.trace_files import REPOSITORY_TRACES
 from scheduler_core.simulation.traces import GPU, TIRESIAS_WORKER
 
 from .helpers import trace_text
 
-SHARED = "/work/shared/traces/tiresias-60-jobs.csv"
+TIRESIAS = REPOSITORY_TRACES / "tiresias-60-jobs.csv"
 
 
 def test_it_reads_the_gangsched_csv_in_canonical_units():
@@ -27,8 +28,8 @@ def test_it_reads_the_gangsched_csv_in_canonical_units():
     assert (second.priority, second.queue) == (0, "default")
 
 
-def test_it_reads_the_shared_tiresias_trace_as_gangs_of_one_gpu_workers():
-    trace = load_trace(SHARED)
+def test_it_reads_the_tiresias_trace_as_gangs_of_one_gpu_workers():
+    trace = load_trace(TIRESIAS)
     assert trace.format == "tiresias" and len(trace.jobs) == 60
     eight = next(job for job in trace.jobs if job.id == "1")
     assert (eight.workers, eight.min_workers, eight.submit, eight.duration) == (8, 8, 30.0, 147.0)
