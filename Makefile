@@ -10,12 +10,13 @@ NODES  ?= 16
 # only when the cluster has no nodes yet).
 NODES_ARG = $(if $(shell echo '$(NODES)' | grep -Ex '[0-9]+'),--nodes $(NODES),--nodes-file $(NODES))
 
-.PHONY: run test lint format help
+.PHONY: run test lint format help screenshot
 
 help:
 	@echo "make run   - start the web server, a Celery worker and beat on 127.0.0.1:$(PORT)"
 	@echo "make test  - ruff, then the whole test suite against the local PostgreSQL and Redis"
 	@echo "make lint  - ruff only"
+	@echo "make screenshot - regenerate docs/img/dashboard.png (Chromium, a database of its own)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,3 +46,8 @@ test: $(VENV)/.installed-dev
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+
+# The README's picture of the dashboard, made with the browser tests' Chromium on a demo cluster in
+# a database of its own (scripts/screenshot.py).
+screenshot: $(VENV)/.installed-dev .run/secret_key
+	$(BIN)/python scripts/screenshot.py

@@ -5,8 +5,8 @@
   an apiVersion is listed only where the project that owns the kind serves it, so
   ``scheduling.x-k8s.io/v9`` or ``apps/v1beta9`` is refused naming ``apiVersion`` and the versions
   the kind has, instead of being read as if it were the version gangsched knows. A new format (or
-  a new version of one) is a line here; README's table of accepted apiVersions is checked against
-  this one by ``tests/declarations/test_api_versions.py``.
+  a new version of one) is a line here; docs/declaring-gangs.md's table of accepted apiVersions is
+  checked against this one by ``tests/declarations/test_api_versions.py``.
 - ``POD_READERS``: functions that read a pod's labels and annotations and say which gang it
   belongs to (``GangRef``), in order: the first that recognises the pod wins. A new pod-level
   format (Kueue's pod-group label) is a module with a ``pod_gang`` function, added here.

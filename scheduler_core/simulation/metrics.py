@@ -1,6 +1,6 @@
 """The numbers a replay is judged by, one dict per policy (the ``policies`` entries of results.json).
 
-Definitions (the README's "Trace replay" repeats them):
+Definitions (docs/trace-replay.md repeats them):
 
 * queueing delay (wait) = the gang's start (``min_workers`` bound together) - submission; JCT =
   end - submission. Averages and percentiles of JCT are over the jobs that finished; of the wait,

@@ -4,7 +4,7 @@
   jobs, over virtual time.
 * ``queue.png``: jobs submitted and not running yet, over virtual time.
 * ``jct.png``: the distribution (CDF) of job completion times of finished jobs.
-* ``comparison.png``: the three side by side, for the README and the run's page.
+* ``comparison.png``: the three side by side, for docs/trace-replay.md and the run's page.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 One engine, five configurations: the differences between the systems are exactly the switches
 below, so a difference in the results is a difference in policy, not in implementation quality.
-``models`` and ``simplifies`` are the README's policy table (see "Trace replay").
+``models`` and ``simplifies`` are the policy table of docs/trace-replay.md.
 """
 
 from __future__ import annotations

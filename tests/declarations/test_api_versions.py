@@ -1,5 +1,5 @@
 """apiVersion is checked as a whole: each kind is read only in the versions its project serves
-(``registry.OBJECTS``), and README's list of them is that table."""
+(``registry.OBJECTS``), and docs/declaring-gangs.md's list of them is that table."""
 
 import re
 from pathlib import Path
@@ -13,7 +13,7 @@ from scheduler_core.models import Gang, Member
 
 pytestmark = pytest.mark.django_db
 
-README = Path(__file__).parents[2] / "README.md"
+DECLARING = Path(__file__).parents[2] / "docs" / "declaring-gangs.md"
 
 
 def document(api_version: str, kind: str) -> dict:
@@ -107,15 +107,16 @@ def test_an_unknown_kind_is_still_refused_naming_kind():
     assert error.value.field == "kind" and "does not read ConfigMap of v1" in error.value.reason
 
 
-def test_readme_lists_exactly_the_accepted_versions():
-    """README's table is the registry's: a version added or removed there must be documented."""
+def test_the_docs_list_exactly_the_accepted_versions():
+    """docs/declaring-gangs.md's table is the registry's: a version added or removed there must be
+    documented."""
     rows = [
         f"| {kind} | {', '.join(f'`{version}`' for version in api_versions(kind))} |"
         for kind in dict.fromkeys(kind for _, kind in OBJECTS)
     ]
     expected = "\n".join(["| Kind | apiVersion |", "|---|---|", *rows])
-    text = README.read_text()
-    assert expected in text, f"README's table of accepted apiVersions should read:\n{expected}"
+    text = DECLARING.read_text()
+    assert expected in text, f"docs/declaring-gangs.md's apiVersion table should read:\n{expected}"
     documented = re.search(r"\| Kind \| apiVersion \|\n\|---\|---\|\n((?:\|.*\|\n)+)", text)
     assert documented and documented.group(1).rstrip("\n").splitlines() == rows
 

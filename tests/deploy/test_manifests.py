@@ -516,15 +516,13 @@ def test_kubectl_here_refuses_an_api_a_cluster_no_longer_serves(kubectl, tmp_pat
     assert result.returncode != 0 and "ClusterRole" in result.stderr, result.stderr
 
 
-# ---------------------------------------------------------------- the README
+# ---------------------------------------------------------------- the docs
 
 
-def test_the_readme_section_names_what_the_manifests_create():
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Run on a real cluster") :]
-    section = section[: section.index("\n## ", 1)]
+def test_the_real_cluster_page_names_what_the_manifests_create():
+    section = (ROOT / "docs" / "real-cluster.md").read_text()
     for name in re.findall(r"deploy/(gangsched-[a-z]+)", section):
-        assert name in deployments(), f"README names a Deployment {name} the manifests lack"
+        assert name in deployments(), f"docs/real-cluster.md names a Deployment {name} the manifests lack"
     assert set(deployments()) <= set(re.findall(r"`(gangsched-[a-z]+)`", section))
     assert "svc/gangsched " in section and only(installed(), "Service", "gangsched")
     assert "create secret generic gangsched-secrets" in section

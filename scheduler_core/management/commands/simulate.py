@@ -83,7 +83,7 @@ class Command(BaseCommand):
 
 
 def format_table(results: dict) -> str:
-    """The policies side by side, as the README shows them."""
+    """The policies side by side, as docs/trace-replay.md shows them."""
     rows = [
         ("finished", lambda m: f"{m['jobs_finished']}/{m['jobs_total']}"),
         ("avg wait (s)", lambda m: _num(m["avg_wait_s"])),
