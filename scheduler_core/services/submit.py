@@ -95,7 +95,7 @@ def gang_submit(
     members = _members(namespace, pods, where=f"gang {key}")
     holder = Gang.objects.filter(namespace=namespace, name=name).values_list("submitter", flat=True).first()
     if holder is not None:
-        raise actor.taken(holder, f"gang {key}")
+        actor.refuse_taken(holder, f"gang {key}")
     _refuse_existing(namespace, members, actor)
     gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member, **fields)
     for member in members:
@@ -211,5 +211,6 @@ def _selector_terms(affinity: Any) -> Any:
 
 def _refuse_existing(namespace: str, members: list[Member], actor: Actor) -> None:
     taken = Member.objects.filter(namespace=namespace, name__in=[m.name for m in members])
-    for name, submitter in taken.order_by("name").values_list("name", "submitter")[:1]:
-        raise actor.taken(submitter, f"pod {namespace}/{name}")
+    first = taken.order_by("name").values_list("name", "submitter").first()
+    if first is not None:
+        actor.refuse_taken(first[1], f"pod {namespace}/{first[0]}")

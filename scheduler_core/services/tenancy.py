@@ -14,6 +14,7 @@ created. Nothing of the other object (its settings, members, owner) is ever show
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
@@ -59,12 +60,12 @@ class Actor:
             raise PermissionDenied(f"you may not change {key}")
         raise NotFound(f"{key} not found")
 
-    def taken(self, submitter: str, key: str) -> ValueError:
-        """The error for creating ``key`` when it exists: "already exists" to whoever may see
-        it, and to anyone else the same as for an object they may not change."""
+    def refuse_taken(self, submitter: str, key: str) -> NoReturn:
+        """Refuse creating ``key``, which exists: "already exists" to whoever may see it, and
+        to anyone else the same as for an object they may not change."""
         if not (self.sees_all or self.may_change(submitter)):
             raise NotFound(f"{key} not found")
-        return ValueError(f"{key} already exists")
+        raise ValueError(f"{key} already exists")
 
 
 #: The server-side commands (``manage.py apply``): whoever runs them runs the cluster.
