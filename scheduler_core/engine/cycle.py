@@ -17,13 +17,15 @@ reads the clock; ``now`` is seconds on whatever timeline the snapshot uses.
 from __future__ import annotations
 
 import time
+from collections import defaultdict
+from collections.abc import Iterable
 
 from .actions.allocate import allocate
 from .actions.deadlock import break_deadlocks
 from .actions.reservations import validate
 from .actions.timeout import sweep
 from .decisions import CycleResult
-from .model import EngineConfig, Snapshot
+from .model import EngineConfig, Pod, Snapshot
 from .session import Session
 
 ACTIONS = (
@@ -43,16 +45,41 @@ def run_cycle(snapshot: Snapshot, now: float, config: EngineConfig | None = None
         began = time.perf_counter()
         action(session)
         session.result.timings[name] = time.perf_counter() - began
-    session.result.pods_considered = sum(
-        len(unit.pods) + sum(1 for key in unit.gangs for pod in session.members.get(key, ()) if pod.pending)
-        for unit in session.units
-    )
+    considered = queued_pods(session)
+    session.result.pods_considered = len(considered)
+    session.result.pending_demand = demand(pod for pod in considered if pod.key not in session.bound_at)
     session.result.timings["total"] = time.perf_counter() - started
     return session.result
 
 
 def sweep_timeouts(snapshot: Snapshot, now: float, config: EngineConfig | None = None) -> CycleResult:
-    """Only the timeout action, for the service's periodic sweep between cycles."""
+    """Only the timeout action, for the service's periodic sweep between cycles.
+
+    It binds nothing, so what it leaves pending is every pod still queued after the sweep: its
+    ``pending_demand`` is that, and its history row reads like a cycle's on the overview chart.
+    """
     session = Session(snapshot, now, config or EngineConfig())
     sweep(session)
+    session.build_queue()
+    session.result.pending_demand = demand(queued_pods(session))
     return session.result
+
+
+def queued_pods(session: Session) -> list[Pod]:
+    """The pods the cycle considered for placement: those of its queued units (a lone pod, or
+    the pending members of the unit's gangs)."""
+    pods: list[Pod] = []
+    for unit in session.units:
+        pods.extend(unit.pods)
+        for key in unit.gangs:
+            pods.extend(pod for pod in session.members.get(key, ()) if pod.pending)
+    return pods
+
+
+def demand(pods: Iterable[Pod]) -> dict[str, int]:
+    """Summed requests per resource (canonical integers), resources in name order, none at 0."""
+    total: dict[str, int] = defaultdict(int)
+    for pod in pods:
+        for resource, amount in pod.requests.items():
+            total[resource] += amount
+    return {resource: total[resource] for resource in sorted(total) if total[resource]}

@@ -91,7 +91,12 @@ class Explanation:
 
 @dataclass(slots=True)
 class CycleResult:
-    """Everything one cycle decided, plus what it cost (``timings`` per action, seconds)."""
+    """Everything one cycle decided, plus what it cost (``timings`` per action, seconds).
+
+    ``pending_demand`` is what the cycle left waiting: the summed requests, per resource, of
+    the pods it considered for placement (those of the queued units) and did not bind. Pods
+    of gangs that are timed out or otherwise inactive are not queued, so they are no demand.
+    """
 
     binds: list[Bind] = field(default_factory=list)
     reservations: list[Reserve] = field(default_factory=list)
@@ -100,6 +105,7 @@ class CycleResult:
     transitions: list[Transition] = field(default_factory=list)
     explanations: dict[str, Explanation] = field(default_factory=dict)
     pods_considered: int = 0
+    pending_demand: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
     def transitions_of(self, gang: str) -> list[TransitionKind]:

@@ -21,6 +21,12 @@ class SchedulingCycle(AppendOnlyModel):
     epoch = models.BigIntegerField(default=0)
     timings = models.JSONField(default=dict, blank=True, help_text="Seconds per engine action.")
     worker = models.CharField(max_length=255, blank=True, help_text="Celery worker hostname that ran it.")
+    pending_demand = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Summed requests per resource (canonical integers) of the pods the cycle left "
+        "pending: the engine's CycleResult.pending_demand.",
+    )
 
     class Meta:
         ordering = ["-started_at", "-id"]

@@ -160,6 +160,7 @@ def decisions_record(
             epoch=lease.epoch,
             timings={name: round(value, 6) for name, value in result.timings.items()},
             worker=worker,
+            pending_demand=result.pending_demand,
         )
         events: list[dict] = []
         _reservations_write(result, members, gangs, cycle, events)

@@ -9,7 +9,7 @@ from scheduler_core.models import BindJournal, BindState, Gang, GangEvent, Membe
 from scheduler_core.services.cycle import TIMEOUT_ANNOTATION, cycle_run, timeouts_sweep
 from scheduler_core.services.lease import lease_acquire
 
-from .factories import bound_nodes, make_gang, make_nodes
+from .factories import GI, bound_nodes, make_gang, make_nodes
 
 pytestmark = pytest.mark.django_db
 
@@ -44,6 +44,16 @@ def test_a_gang_that_does_not_fit_binds_nothing_and_shows_why():
     assert kinds(gang) == ["explained"]
     cycle_run(holder="test")  # the same explanation again is not history
     assert kinds(gang) == ["explained"]
+
+
+def test_each_cycle_records_what_it_left_pending():
+    """The overview's pending-demand chart reads SchedulingCycle.pending_demand."""
+    make_nodes(3)
+    fits = make_gang("team/fits", 2, cpu=2)
+    make_gang("team/huge", 8, cpu=2)
+    cycle_run(holder="test")
+    assert bound_nodes(fits) == ["n0", "n0"]
+    assert SchedulingCycle.objects.get().pending_demand == {"cpu": 16_000, "memory": 8 * GI}
 
 
 def test_a_busy_lease_means_no_cycle():
@@ -97,6 +107,8 @@ def test_a_gang_that_times_out_releases_everything_and_is_annotated():
     assert all(m.annotations.get(TIMEOUT_ANNOTATION) == "true" for m in gang.members.all())
     assert kinds(gang)[-3:] == ["released", "timed_out", "explained"]
     assert gang.reason == "TimedOut"
+    # The sweep's history row says what stays queued: the timed-out gang is no demand.
+    assert SchedulingCycle.objects.order_by("-id").first().pending_demand == {}
 
 
 @pytest.mark.parametrize(("limit", "first"), [(3600.0, "team/short"), (0.0, "team/long")])
