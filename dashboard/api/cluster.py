@@ -93,10 +93,15 @@ class ClusterApi(APIView):
         )
         gangsByPhase = serializers.DictField(child=serializers.IntegerField())
         pods = serializers.IntegerField(help_text="Bound active pods.")
+        pendingDemand = serializers.DictField(
+            child=serializers.IntegerField(),
+            help_text="Per resource: the summed requests of the pods the latest scheduling cycle "
+            "left pending (cluster-wide, like capacity); empty before the first cycle.",
+        )
 
     @extend_schema(
         operation_id="cluster_summary",
-        summary="Capacity, used and free per resource; the gangs the user may see, by phase",
+        summary="Capacity, used, free and pending demand per resource; the gangs the user may see, by phase",
         responses={200: ClusterOutput},
     )
     def get(self, request: Request) -> Response:

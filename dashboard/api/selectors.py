@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from django.db.models import Count, QuerySet
 from django.http import Http404
 
-from scheduler_core.models import Gang, GangEvent, Member, Node
+from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
 from .permissions import sees_all_gangs
@@ -93,7 +93,9 @@ def pods_counted(node: Node, used: Counter, pods: int) -> Counter:
 def cluster_summary(*, user) -> dict:
     """Capacity (schedulable nodes: ready and not cordoned), used and free per resource, and the
     number of the gangs the user may see in each phase (a submitter: their own). Used counts
-    every bound active pod, wherever it runs: the room is taken whoever holds it."""
+    every bound active pod, wherever it runs: the room is taken whoever holds it. Pending
+    demand is the latest scheduling cycle's (what it left pending, per resource): cluster-wide,
+    like capacity, whoever submitted the pods."""
     nodes = node_usage()
     capacity, used = Counter(), Counter()
     for node in nodes:
@@ -121,4 +123,5 @@ def cluster_summary(*, user) -> dict:
         },
         "gangsByPhase": phases,
         "pods": sum(n["pods"] for n in nodes),
+        "pendingDemand": SchedulingCycle.objects.values_list("pending_demand", flat=True).first() or {},
     }

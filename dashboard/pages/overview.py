@@ -10,7 +10,7 @@ from dashboard.api.permissions import sees_all_gangs
 from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core.engine.model import GangPhase
 
-from . import selectors
+from . import charts, selectors
 
 
 @require_GET
@@ -18,8 +18,8 @@ from . import selectors
 def overview(request):
     gangs = gang_visible(user=request.user)
     counts = selectors.gang_counts(gangs)
-    now = selectors.chart_now()
-    bound_rows = selectors.bound_pods_by_minute(now=now)
+    now = charts.chart_now()
+    bound_rows = charts.bound_pods_by_minute(now=now)
     capacity, used = selectors.cluster_totals(bound_rows)
     return render(
         request,
@@ -28,7 +28,7 @@ def overview(request):
             "bars": selectors.cluster_bars(capacity, used),
             "counts": [(phase.value, counts.get(phase.value, 0)) for phase in GangPhase],
             "total": sum(counts.values()),
-            "chart": selectors.chart_data(
+            "chart": charts.chart_data(
                 gangs=gangs, counts=counts, capacity=capacity, used=used, bound_rows=bound_rows, now=now
             ),
             "events": selectors.recent_events(event_visible(user=request.user)),

@@ -4,14 +4,12 @@ gangs in groups and one aggregate over their members, never one query per row)."
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
 from django.db.models import Count, F, Func, Max, Q, Value
-from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from dashboard.api.selectors import pods_counted
@@ -24,7 +22,6 @@ from scheduler_core.services.lease import lease_status
 
 #: The resources the overview draws as bars, in this order (others are listed on the nodes page).
 MAIN_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
-CHART_MINUTES = 60
 NODE_GANGS_SHOWN = 8
 
 
@@ -152,27 +149,6 @@ def resource_bars(capacity: dict, used: dict, resources=None) -> list[dict]:
     return bars
 
 
-def bound_pods_by_minute(*, now: datetime) -> list[tuple]:
-    """Bound pods as (active, minutes since start, minutes since finish, requests, count) rows,
-    for the active ones and those that started or finished in the chart's hour: one scan of the
-    members for both the cluster's use now and the chart (minutes are None outside the hour)."""
-    start = now - timedelta(minutes=CHART_MINUTES)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT phase = ANY(%s), "
-            "CASE WHEN started_at >= %s THEN floor(extract(epoch FROM %s - started_at) / 60)::int END, "
-            "CASE WHEN finished_at >= %s THEN floor(extract(epoch FROM %s - finished_at) / 60)::int END, "
-            f"requests, COUNT(*) FROM {Member._meta.db_table} "
-            "WHERE node IS NOT NULL AND (phase = ANY(%s) OR started_at >= %s OR finished_at >= %s) "
-            "GROUP BY 1, 2, 3, 4",
-            [list(ACTIVE_MEMBER_PHASES), start, now, start, now, list(ACTIVE_MEMBER_PHASES), start, start],
-        )
-        # Django's PostgreSQL backend hands raw jsonb back as text.
-        return [
-            (a, s, f, json.loads(r) if isinstance(r, str) else r, n) for a, s, f, r, n in cursor.fetchall()
-        ]
-
-
 def cluster_totals(bound_rows: list[tuple]) -> tuple[Counter, Counter]:
     """Capacity of schedulable nodes (ready, not cordoned) and use by bound active pods on any
     node (plus other schedulers' pods on a real cluster), per resource, as the API's cluster
@@ -192,11 +168,6 @@ def cluster_totals(bound_rows: list[tuple]) -> tuple[Counter, Counter]:
 
 def cluster_bars(capacity: Counter, used: Counter) -> list[dict]:
     return resource_bars(capacity, used, [r for r in MAIN_RESOURCES if r in capacity or r in used])
-
-
-def chart_now(now: datetime | None = None) -> datetime:
-    """The end of the chart's last minute (the next minute boundary)."""
-    return (now or timezone.now()).replace(second=0, microsecond=0) + timedelta(minutes=1)
 
 
 def gang_counts(gangs) -> dict[str, int]:
@@ -248,98 +219,3 @@ def cluster_status() -> dict:
 
     leader = readiness.holder()
     return {"backend": "kubernetes", "ready": bool(leader), "leader": leader}
-
-
-def chart_data(
-    *, gangs, counts: dict[str, int], capacity: Counter, used: Counter, bound_rows: list[tuple], now: datetime
-) -> dict:
-    """The overview chart's last hour, one point per minute, oldest first.
-
-    Nothing stores past utilisation, so it is rebuilt backwards from now (``counts``: ``gangs``
-    by phase; ``capacity``, ``used``: ``cluster_totals``; ``bound_rows``: ``bound_pods_by_minute``
-    at the same ``now``, a minute boundary, see ``chart_now``): a pod
-    that started in a minute did not hold its requests before it, one that finished then did.
-    Pending and running gangs are rebuilt the same way from the gang events of the hour. Both
-    sums are grouped by minute in PostgreSQL, so the cost does not grow with the number of pods.
-    Cycles per minute and their mean duration come straight from SchedulingCycle.
-    """
-    start = now - timedelta(minutes=CHART_MINUTES)
-    started: dict[int, Counter] = defaultdict(Counter)
-    finished: dict[int, Counter] = defaultdict(Counter)
-    for _, started_ago, finished_ago, requests, n in bound_rows:
-        amounts = {resource: n * int(value) for resource, value in (requests or {}).items()}
-        if started_ago is not None:
-            started[started_ago].update(amounts)
-        if finished_ago is not None:
-            finished[finished_ago].update(amounts)
-    # now's bound pods; moving back a minute undoes what started in it and redoes what finished.
-    current = Counter(used)
-    pending = counts.get("Pending", 0) + counts.get("Scheduling", 0)
-    running = counts.get("Running", 0)
-    deltas = gang_event_deltas(gangs=gangs, since=start, now=now)
-    cycles = {row["minutes_ago"]: row for row in _cycles_per_minute(start=start, now=now)}
-    resources = [r for r in MAIN_RESOURCES if capacity.get(r)]
-    points = []
-    for minutes_ago in range(CHART_MINUTES):
-        at = now - timedelta(minutes=minutes_ago + 1)
-        points.append(
-            {
-                "t": at.isoformat(),
-                "util": {r: round(100 * max(current[r], 0) / capacity[r], 1) for r in resources},
-                "pending": max(pending, 0),
-                "running": max(running, 0),
-                "cycles": cycles.get(minutes_ago, {}).get("n", 0),
-                "cycle_ms": round(1000 * (cycles.get(minutes_ago, {}).get("mean") or 0), 1),
-            }
-        )
-        current.subtract(started.get(minutes_ago, Counter()))
-        current.update(finished.get(minutes_ago, Counter()))
-        d_pending, d_running = deltas.get(minutes_ago, (0, 0))
-        pending -= d_pending
-        running -= d_running
-    points.reverse()
-    return {"resources": resources, "points": points}
-
-
-#: How each event kind moves a gang between pending and running (approximate: a kill or a
-#: failure may come from either side; they are counted where they usually come from).
-EVENT_DELTAS = {
-    "created": (1, 0),
-    "retried": (1, 0),
-    "bound": (-1, 1),
-    "timed_out": (-1, 0),
-    "killed": (-1, 0),
-    "finished": (0, -1),
-    "failed": (0, -1),
-    "restarted": (1, -1),
-}
-
-
-def gang_event_deltas(*, gangs, since: datetime, now: datetime) -> dict[int, tuple[int, int]]:
-    """Per minute ago: how much the pending and running gang counts changed in that minute."""
-    rows = (
-        GangEvent.objects.filter(
-            gang__in=gangs.order_by().values("pk"), created__gte=since, kind__in=EVENT_DELTAS
-        )
-        .annotate(minute=TruncMinute("created"))
-        .order_by()
-        .values_list("minute", "kind")
-        .annotate(n=Count("id"))
-    )
-    deltas: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    for minute, kind, n in rows:
-        minutes_ago = int((now - minute).total_seconds() // 60) - 1
-        d_pending, d_running = EVENT_DELTAS[kind]
-        deltas[minutes_ago][0] += n * d_pending
-        deltas[minutes_ago][1] += n * d_running
-    return {k: (v[0], v[1]) for k, v in deltas.items()}
-
-
-def _cycles_per_minute(*, start: datetime, now: datetime) -> list[dict]:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT floor(extract(epoch FROM %s - started_at) / 60)::int, COUNT(*), AVG(duration_s) "
-            f"FROM {SchedulingCycle._meta.db_table} WHERE started_at >= %s GROUP BY 1",
-            [now, start],
-        )
-        return [{"minutes_ago": m, "n": n, "mean": mean} for m, n, mean in cursor.fetchall()]

@@ -1,11 +1,15 @@
-// The overview's two line charts (inline SVG, no library): utilisation per resource and
-// pending/running gangs over the last hour. Data comes from <script id="chart-data">, rendered
-// by the server; window.gangschedCharts.push(point) lets the live layer append a point.
+// The overview's three line charts (inline SVG, no library) over the last hour: utilisation
+// per resource, pending/running gangs, and pending demand per resource (what the scheduling
+// cycles left pending, as a share of capacity: above 100% the axis grows). Data comes from
+// <script id="chart-data">, rendered by the server (dashboard/pages/charts.py);
+// window.gangschedCharts.push(point) lets the live layer append a point. Each line is a
+// <path data-series="..." data-last="..."> whose data-last is its newest value.
 //
 // Live: on every "gangsched:gang" event from live.js, at most once every REFRESH_MS,
 // /api/v1/cluster/ is re-read; the capacity bars (#overview-bars .bar[data-resource]), the
 // counts by state ([data-count]; only when #overview-counts has data-scope="all", as the API
-// counts every gang) are updated and a point (now) is appended to both charts.
+// counts every gang) are updated and a point (now) is appended to the charts, its demand
+// from the API's pendingDemand (the latest cycle's).
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
@@ -36,10 +40,17 @@
     });
     svg.appendChild(el("text", { x: PAD.l, y: H - 4 }, "-60 min"));
     svg.appendChild(el("text", { x: W - PAD.r - 24, y: H - 4 }, "now"));
+    var legend = PAD.l + 6;
     series.forEach(function (s, n) {
       var d = points.map(function (p, i) { return (i ? "L" : "M") + x(i).toFixed(1) + "," + y(s.value(p) || 0).toFixed(1); }).join("");
-      svg.appendChild(el("path", { d: d, fill: "none", stroke: COLORS[n % COLORS.length], "stroke-width": 1.8 }));
-      svg.appendChild(el("text", { x: PAD.l + 6 + n * 110, y: PAD.t + 8, fill: COLORS[n % COLORS.length] }, s.name));
+      var color = COLORS[n % COLORS.length];
+      var last = s.value(points[points.length - 1]) || 0;
+      var path = el("path", { d: d, fill: "none", stroke: color, "stroke-width": 1.8, "data-series": s.key || s.name, "data-last": last });
+      if (s.title) path.appendChild(el("title", {}, s.title));
+      svg.appendChild(path);
+      var label = s.label ? s.label(points[points.length - 1]) : s.name;
+      svg.appendChild(el("text", { x: legend, y: PAD.t + 8, fill: color }, label));
+      legend += Math.max(110, 6 * label.length + 14);
     });
   }
 
@@ -56,6 +67,20 @@
         { name: "pending", value: function (p) { return p.pending; } },
         { name: "running", value: function (p) { return p.running; } },
       ]);
+    }
+    var demand = document.getElementById("chart-demand");
+    if (demand) {
+      // The legend names what is pending now as Kubernetes writes it: "cpu 120 (250%)".
+      draw(demand, data.points, data.resources.map(function (r) {
+        var left = function (p) { return amount(r, ((p && p.demand_amounts) || {})[r] || 0); };
+        return {
+          key: r,
+          name: r,
+          value: function (p) { return (p.demand || {})[r]; },
+          label: function (p) { return r + " " + left(p) + " (" + Math.round((p.demand || {})[r] || 0) + "%)"; },
+          title: r + ": pending requests, % of capacity",
+        };
+      }), 100);
     }
   }
 
@@ -123,14 +148,19 @@
     var charts = window.gangschedCharts;
     if (!charts) return;
     var last = charts.data.points[charts.data.points.length - 1] || { pending: 0, running: 0 };
-    var util = {};
+    var util = {}, demand = {}, demandAmounts = {};
+    var pendingDemand = summary.pendingDemand || {};
     charts.data.resources.forEach(function (name) {
       var r = resources[name];
       util[name] = r && r.capacity ? Math.round((1000 * Math.max(r.used, 0)) / r.capacity) / 10 : 0;
+      demandAmounts[name] = pendingDemand[name] || 0;
+      demand[name] = r && r.capacity ? Math.round((1000 * demandAmounts[name]) / r.capacity) / 10 : 0;
     });
     charts.push({
       t: new Date().toISOString(),
       util: util,
+      demand: demand,
+      demand_amounts: demandAmounts,
       // A submitter's chart counts only their own gangs: keep its last counts.
       pending: allGangs ? (phases.Pending || 0) + (phases.Scheduling || 0) : last.pending,
       running: allGangs ? phases.Running || 0 : last.running,

@@ -1,6 +1,10 @@
 """GET /api/v1/nodes/, /api/v1/cluster/ and /api/v1/events/."""
 
-from scheduler_core.models import Gang, GangEvent, Member, Node
+from datetime import timedelta
+
+from django.utils import timezone
+
+from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 
 from .conftest import make_gang
 
@@ -44,6 +48,22 @@ def test_the_cluster_summary_counts_only_schedulable_capacity_and_gangs_by_phase
     # Issue 17 A1: a submitter counts only their own gangs; an operator every gang.
     assert body["gangsByPhase"] == {"Pending": 1}
     assert as_olga.get("/api/v1/cluster/").json()["gangsByPhase"] == {"Pending": 1, "Finished": 1}
+
+
+def test_pending_demand_is_the_latest_cycles_for_everyone(as_alice, as_olga):
+    """What the last cycle left pending, cluster-wide like capacity (the overview's live chart)."""
+    cluster()
+    assert as_alice.get("/api/v1/cluster/").json()["pendingDemand"] == {}  # no cycle yet
+    now = timezone.now()
+    SchedulingCycle.objects.create(started_at=now - timedelta(seconds=5), pending_demand={"cpu": 9000})
+    SchedulingCycle.objects.create(
+        started_at=now, pending_demand={"cpu": 120_000, "memory": 512 * 2**30, "nvidia.com/gpu": 48}
+    )
+    SchedulingCycle.objects.create(started_at=now - timedelta(seconds=1), pending_demand={})
+
+    expected = {"cpu": 120_000, "memory": 512 * 2**30, "nvidia.com/gpu": 48}
+    assert as_alice.get("/api/v1/cluster/").json()["pendingDemand"] == expected
+    assert as_olga.get("/api/v1/cluster/").json()["pendingDemand"] == expected
 
 
 def test_each_bound_pod_takes_one_of_its_nodes_pods(as_alice):

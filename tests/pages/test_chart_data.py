@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from dashboard.api.selectors import gang_visible
-from dashboard.pages.selectors import bound_pods_by_minute, chart_data, chart_now, cluster_totals
+from dashboard.pages.charts import bound_pods_by_minute, chart_data, chart_now
+from dashboard.pages.selectors import cluster_totals
 from scheduler_core.models import GangEvent, Member, SchedulingCycle
 from tests.pages.conftest import make_gang
 
@@ -42,3 +43,47 @@ def test_it_rebuilds_utilisation_and_gang_counts_backwards(olga):
     assert points[-30]["pending"] == 0  # before it was created
     assert sum(p["cycles"] for p in points) == 1
     assert max(p["cycle_ms"] for p in points) == 250.0
+
+
+def test_pending_demand_is_the_last_cycle_of_each_minute_carried_forward(olga):
+    """Before the hour's first cycle the chart starts from the last cycle before the hour; a
+    minute without a cycle keeps the previous value; demand above capacity reads above 100%."""
+    SchedulingCycle.objects.create(started_at=NOW - timedelta(minutes=90), pending_demand={"cpu": 8000})
+    SchedulingCycle.objects.create(started_at=NOW - timedelta(minutes=95), pending_demand={"cpu": 1})
+    SchedulingCycle.objects.create(
+        started_at=NOW - timedelta(minutes=30, seconds=20), pending_demand={"cpu": 16000}
+    )
+    SchedulingCycle.objects.create(
+        started_at=NOW - timedelta(minutes=30), pending_demand={"cpu": 24000, "nvidia.com/gpu": 4}
+    )
+    SchedulingCycle.objects.create(started_at=NOW - timedelta(minutes=5), pending_demand={})
+
+    now = chart_now(NOW)
+    rows = bound_pods_by_minute(now=now)
+    data = chart_data(
+        gangs=gang_visible(user=olga), counts={}, capacity=Counter({"cpu": 16000, "nvidia.com/gpu": 8}),
+        used=Counter(), bound_rows=rows, now=now,
+    )  # fmt: skip
+
+    points = data["points"]
+    assert data["resources"] == ["cpu", "nvidia.com/gpu"]
+    assert points[0]["demand"] == {"cpu": 50.0, "nvidia.com/gpu": 0.0}  # the cycle 90 min ago
+    assert points[0]["demand_amounts"] == {"cpu": 8000, "nvidia.com/gpu": 0}
+    assert points[-32]["demand"] == points[0]["demand"]
+    # 30 min ago: two cycles in that minute, the later one counts.
+    assert points[-31]["demand"] == {"cpu": 150.0, "nvidia.com/gpu": 50.0}
+    assert points[-31]["demand_amounts"] == {"cpu": 24000, "nvidia.com/gpu": 4}
+    assert points[-7]["demand"] == points[-31]["demand"]  # carried over minutes without a cycle
+    assert points[-6]["demand"] == {"cpu": 0.0, "nvidia.com/gpu": 0.0}  # 5 min ago: nothing left
+    assert points[-1]["demand_amounts"] == {"cpu": 0, "nvidia.com/gpu": 0}
+    assert sum(p["cycles"] for p in points) == 3  # the cycles before the hour are not counted
+
+
+def test_no_cycle_at_all_is_no_demand(olga):
+    now = chart_now(NOW)
+    data = chart_data(
+        gangs=gang_visible(user=olga), counts={}, capacity=Counter({"cpu": 16000}), used=Counter(),
+        bound_rows=bound_pods_by_minute(now=now), now=now,
+    )  # fmt: skip
+
+    assert {p["demand"]["cpu"] for p in data["points"]} == {0.0}
