@@ -43,6 +43,7 @@ __all__ = [
     "queue_open",
     "queue_put",
     "queue_remove",
+    "queue_remove_refusal",
     "queue_require",
     "queues_check",
     "queues_put",
@@ -112,6 +113,20 @@ def queue_put(spec: QueueSpec, *, checked: bool = False) -> str:
     return CONFIGURED
 
 
+def queue_remove_refusal(row: Queue) -> str | None:
+    """Why ``row`` may not be deleted now (children, LocalQueues, active work), or None."""
+    name = row.name
+    children = list(row.children.values_list("name", flat=True)[:5])
+    if children:
+        return f"queue {name} has child queues ({', '.join(children)}): delete or move them first"
+    local = [f"{ns}/{lq}" for ns, lq in row.local_queues.values_list("namespace", "name")[:5]]
+    if local:
+        return f"queue {name} is the ClusterQueue of LocalQueue {', '.join(local)}: delete them first"
+    if queue_active([name]):
+        return f"queue {name} holds active gangs or pods: close it and let them finish first"
+    return None
+
+
 @transaction.atomic
 def queue_remove(name: str) -> str:
     """Delete a queue no child, LocalQueue or active gang or pod needs (else ``QueueInUse``
@@ -119,16 +134,9 @@ def queue_remove(name: str) -> str:
     row = Queue.objects.select_for_update().filter(name=name).first()
     if row is None:
         raise QueueNotFound(f"queue {name} not found")
-    children = list(row.children.values_list("name", flat=True)[:5])
-    if children:
-        raise QueueInUse(f"queue {name} has child queues ({', '.join(children)}): delete or move them first")
-    local = [f"{ns}/{lq}" for ns, lq in row.local_queues.values_list("namespace", "name")[:5]]
-    if local:
-        raise QueueInUse(
-            f"queue {name} is the ClusterQueue of LocalQueue {', '.join(local)}: delete them first"
-        )
-    if queue_active([name]):
-        raise QueueInUse(f"queue {name} holds active gangs or pods: close it and let them finish first")
+    refusal = queue_remove_refusal(row)
+    if refusal:
+        raise QueueInUse(refusal)
     row.delete()
     return "deleted"
 
