@@ -11,7 +11,8 @@ from .gang_writes import CONFIGURED, CREATED, UNCHANGED, keys_q
 from .spec import Plan, PodSpec
 
 #: Member fields a bound pod may still change (metadata); the others are its immutable spec.
-METADATA_FIELDS = ("labels", "annotations", "preemptible")
+#: Its queue is read from its labels and annotations, which Kubernetes lets change.
+METADATA_FIELDS = ("labels", "annotations", "preemptible", "queue")
 #: Where a pod names its queue, in each format: (labels or annotations, key). The first found
 #: wins; a gang's member is charged to its gang's queue whatever its own keys say.
 QUEUE_KEYS = (

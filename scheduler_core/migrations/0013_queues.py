@@ -4,7 +4,8 @@
 
 Existing installations keep working once queues are enforced: every queue name gangs already
 use (other than ``default``, which is implicit) becomes an unlimited top-level queue, open to
-every submitter. The reverse removes nothing it did not create (the tables go anyway).
+every submitter. Existing pods get the queue their labels or annotations name. The reverse
+removes nothing (the tables and the column go anyway).
 """
 
 import django.db.models.deletion
@@ -12,6 +13,27 @@ import django.utils.timezone
 import scheduler_core.validators
 from django.conf import settings
 from django.db import migrations, models
+
+
+#: Where a pod names its queue (declarations/pod_writes.QUEUE_KEYS, as of this migration).
+QUEUE_KEYS = (
+    ("labels", "kueue.x-k8s.io/queue-name"),
+    ("annotations", "scheduling.volcano.sh/queue-name"),
+    ("labels", "kai.scheduler/queue"),
+    ("annotations", "yunikorn.apache.org/queue"),
+    ("labels", "queue"),
+)
+
+
+def member_queues_backfill(apps, schema_editor):
+    """Pods applied before Member.queue get the queue their keys name, as a new apply would."""
+    Member = apps.get_model("scheduler_core", "Member")
+    for member in Member.objects.only("pk", "labels", "annotations").iterator():
+        for where, key in QUEUE_KEYS:
+            value = (getattr(member, where) or {}).get(key)
+            if value:
+                Member.objects.filter(pk=member.pk).update(queue=value[:253])
+                break
 
 
 def existing_queues_create(apps, schema_editor):
@@ -127,5 +149,6 @@ class Migration(migrations.Migration):
             model_name='queueaccess',
             constraint=models.UniqueConstraint(fields=('queue', 'group'), name='queueaccess_unique_group'),
         ),
+        migrations.RunPython(member_queues_backfill, migrations.RunPython.noop),
         migrations.RunPython(existing_queues_create, migrations.RunPython.noop),
     ]

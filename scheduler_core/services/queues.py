@@ -22,6 +22,7 @@ import contextlib
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 
 from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
 from scheduler_core.declarations.validate import DeclarationError, join
@@ -258,8 +259,16 @@ def queue_allows(user, queue_name: str) -> bool:
 
 
 def queue_require(actor: Actor, namespace: str, declared_name: str, field: str) -> None:
-    """Refuse work ``actor`` may not put in the queue it names, exactly as a missing queue."""
+    """Refuse work ``actor`` may not put in the queue it names, exactly as a missing queue; and
+    work a submitter puts in a cohort or a queue with children (work runs in leaf queues)."""
     if actor.changes_all:
         return
-    if not queue_allows(actor, queue_for_gang(namespace, declared_name)):
+    resolved = queue_for_gang(namespace, declared_name)
+    if not queue_allows(actor, resolved):
         raise DeclarationError(field, f"queue {declared_name} not found")
+    inner = Queue.objects.filter(name=resolved).filter(Q(cohort=True) | Q(children__isnull=False))
+    if inner.exists():  # told only to whoever may use it
+        raise DeclarationError(
+            field,
+            f"queue {declared_name} is not a leaf queue: name one of its children (work runs in leaves)",
+        )

@@ -124,3 +124,19 @@ def test_moving_an_own_gang_into_a_refused_queue_is_refused(alice, closed_queue)
     )
     assert reason == "queue private not found"
     assert Gang.objects.get(name="a").queue == "public"
+
+
+def test_a_submitter_names_a_leaf_queue(alice):
+    parent = Queue.objects.create(name="ml")
+    Queue.objects.create(name="nlp", parent=parent)
+    Queue.objects.create(name="all", cohort=True)
+    actor = Actor.of(alice)
+    for queue in ("ml", "all"):
+        field, reason = refusal(
+            lambda queue=queue: manifests_apply(
+                documents_parse(PODGROUP.format(name="a", queue=queue)), actor=actor
+            )
+        )
+        assert reason == f"queue {queue} is not a leaf queue: name one of its children (work runs in leaves)"
+    manifests_apply(documents_parse(PODGROUP.format(name="a", queue="nlp")), actor=actor)
+    assert Gang.objects.get(name="a").queue == "nlp"

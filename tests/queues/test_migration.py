@@ -24,3 +24,15 @@ def test_each_queue_name_in_use_becomes_an_unlimited_top_level_queue():
     assert set(rows) == {"ml", "research"}  # "default" stays implicit
     assert (rows["ml"].parent, rows["ml"].guarantee, rows["ml"].max, rows["ml"].weight) == (None, {}, {}, 1.0)
     assert rows["research"].weight == 2
+
+
+def test_existing_pods_get_the_queue_their_keys_name():
+    from scheduler_core.models import Member
+
+    Member.objects.create(namespace="ns", name="k", labels={"kueue.x-k8s.io/queue-name": "main"})
+    Member.objects.create(namespace="ns", name="v", annotations={"scheduling.volcano.sh/queue-name": "ml"})
+    Member.objects.create(namespace="ns", name="none")
+
+    migration.member_queues_backfill(apps, None)
+
+    assert dict(Member.objects.values_list("name", "queue")) == {"k": "main", "v": "ml", "none": "default"}
