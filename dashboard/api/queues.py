@@ -12,7 +12,7 @@ from __future__ import annotations
 import django_filters
 from django.db import transaction
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
@@ -148,7 +148,11 @@ class QueueListApi(APIView):
     @extend_schema(
         operation_id="queues_list",
         summary="The queue tree with guarantees, max, usage, pending demand and borrowed",
-        parameters=[QueueFilter],
+        parameters=[
+            OpenApiParameter("parent", str, description="Children of this queue."),
+            OpenApiParameter("open", bool, description="Open (true) or closed (false) queues."),
+            OpenApiParameter("cohort", bool, description="Cohorts (true) or queues that take work (false)."),
+        ],
         responses={200: QueueOutput(many=True), 400: ERRORS},
     )
     def get(self, request: Request) -> Response:

@@ -105,3 +105,41 @@ def test_a_submitter_refused_a_queue_reads_it_as_missing(as_alice, bob):
     assert (refused.status_code, missing.status_code) == (400, 400)
     assert errors(refused) == [("queue", "queue private not found")]
     assert errors(missing) == [("queue", "queue nowhere not found")]
+
+
+VOLCANO_PODGROUP = (
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+    "metadata: {{name: t, namespace: ml}}\nspec: {{minMember: 1, queue: {queue}}}\n"
+)
+
+
+def test_a_manifest_naming_a_refused_queue_reads_as_a_missing_one(as_alice, bob):
+    from scheduler_core.models import QueueAccess
+
+    private = Queue.objects.create(name="private")
+    QueueAccess.objects.create(queue=private, user=bob)
+
+    def apply(queue):
+        return as_alice.post(
+            "/api/v1/manifests/", VOLCANO_PODGROUP.format(queue=queue), content_type="application/yaml"
+        )
+
+    refused, missing = apply("private"), apply("nowhere")
+    assert (refused.status_code, missing.status_code) == (400, 400)
+    assert refused.content.replace(b"private", b"nowhere") == missing.content
+    assert not Gang.objects.exists()
+
+
+def test_queue_manifests_are_the_operators(as_alice):
+    """Volcano, KAI and Kueue queue kinds are OPERATOR_KINDS: a submitter's is refused before
+    it is read."""
+    for api_version, kind in [
+        ("scheduling.volcano.sh/v1beta1", "Queue"),
+        ("scheduling.run.ai/v2", "Queue"),
+        ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
+        ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
+    ]:
+        text = f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: q, namespace: ml}}\nspec: {{}}\n"
+        response = as_alice.post("/api/v1/manifests/", text, content_type="application/yaml")
+        assert response.status_code == 403, (kind, response.json())
+    assert not Queue.objects.exists()
