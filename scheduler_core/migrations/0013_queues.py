@@ -149,6 +149,11 @@ class Migration(migrations.Migration):
             model_name='queueaccess',
             constraint=models.UniqueConstraint(fields=('queue', 'group'), name='queueaccess_unique_group'),
         ),
+        migrations.AlterField(
+            model_name='gang',
+            name='queue',
+            field=models.CharField(default='default', max_length=253),
+        ),
         migrations.RunPython(member_queues_backfill, migrations.RunPython.noop),
         migrations.RunPython(existing_queues_create, migrations.RunPython.noop),
     ]

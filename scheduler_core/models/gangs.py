@@ -95,7 +95,7 @@ class Gang(models.Model):
     priority = models.IntegerField(null=True, blank=True, help_text="Empty: the highest of its pods'.")
     placement = models.CharField(max_length=16, choices=PLACEMENT_CHOICES, default=Placement.BINPACK.value)
     preemptible = models.BooleanField(default=True)
-    queue = models.CharField(max_length=63, default="default")
+    queue = models.CharField(max_length=253, default="default")  # a Queue's name, or a LocalQueue's
     restart_policy = models.CharField(
         max_length=32, choices=RestartPolicy.choices, default=RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN
     )
