@@ -126,13 +126,15 @@ def _put(spec: QueueSpec) -> str:
 
 
 def _figures(name: str) -> QueueFigures:
-    figures = queue_figures().get(name)
+    figures = None if "\x00" in name else queue_figures().get(name)
     if figures is None:
         raise Http404(f"queue {name} not found")
     return figures
 
 
 def _service_call(call, name: str) -> None:
+    if "\x00" in name:  # never in a name, and PostgreSQL would refuse the query: not found
+        raise Http404(f"queue {name!r} not found")
     try:
         call(name)
     except service.QueueNotFound as error:
@@ -206,7 +208,9 @@ class QueueDetailApi(APIView):
         serializer = QueueChangeInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         with transaction.atomic():
-            queue = Queue.objects.select_related("parent").filter(name=name).first()
+            queue = (
+                None if "\x00" in name else Queue.objects.select_related("parent").filter(name=name).first()
+            )
             if queue is None:
                 raise Http404(f"queue {name} not found")
             changes = _changes(dict(serializer.validated_data))

@@ -143,3 +143,9 @@ def test_queue_manifests_are_the_operators(as_alice):
         response = as_alice.post("/api/v1/manifests/", text, content_type="application/yaml")
         assert response.status_code == 403, (kind, response.json())
     assert not Queue.objects.exists()
+
+
+def test_a_nul_in_a_queue_name_is_not_found(as_olga):
+    for method in ("get", "patch", "delete"):
+        assert getattr(as_olga, method)("/api/v1/queues/a%00b/").status_code == 404
+    assert as_olga.post("/api/v1/queues/a%00b/close/").status_code == 404

@@ -94,3 +94,14 @@ def test_describe_queue(tree):
 def test_describe_an_unknown_queue_names_it(db):
     with pytest.raises(CommandError, match="queue nowhere not found"):
         run("describe", "queue", "nowhere")
+
+
+def test_describe_lists_gangs_through_its_local_queues_in_their_namespace_only(tree):
+    ml, nlp = tree
+    LocalQueue.objects.create(namespace="team", name="main", cluster_queue=nlp)
+    Gang.objects.create(namespace="team", name="via-local", min_member=1, queue="main")
+    Gang.objects.create(namespace="other", name="elsewhere", min_member=1, queue="main")
+
+    gangs = json.loads(run("describe", "queue", "nlp", "-o", "json"))["gangs"]
+
+    assert gangs == ["team/bert Running", "team/via-local Pending"]

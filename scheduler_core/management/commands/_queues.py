@@ -8,6 +8,7 @@ an empty max is ``<unlimited>``. The figures (used, pending, borrowed) are the A
 from __future__ import annotations
 
 from django.core.management.base import CommandError
+from django.db.models import Q
 
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.queue_figures import QueueFigures, queue_figures
@@ -71,10 +72,12 @@ def queue_detail(figures: QueueFigures) -> dict:
     detail["children"] = figures.children
     access = QueueAccess.objects.filter(queue=figures.queue).select_related("user", "group")
     detail["access"] = [f"user {a.user.username}" if a.user_id else f"group {a.group.name}" for a in access]
-    local = figures.queue.local_queues.values_list("namespace", "name")
+    local = list(figures.queue.local_queues.values_list("namespace", "name"))
     detail["local_queues"] = [f"{namespace}/{name}" for namespace, name in local]
-    names = [figures.queue.name, *(name.split("/", 1)[1] for name in detail["local_queues"])]
-    gangs = Gang.objects.filter(queue__in=names).exclude(phase__in=["Finished", "Failed", "Killed"])
+    naming = Q(queue=figures.queue.name)
+    for namespace, name in local:  # a LocalQueue's name counts in its own namespace only
+        naming |= Q(namespace=namespace, queue=name)
+    gangs = Gang.objects.filter(naming).exclude(phase__in=["Finished", "Failed", "Killed"])
     detail["gangs"] = [f"{g.namespace}/{g.name} {g.phase}" for g in gangs.order_by("created", "id")[:50]]
     return detail
 
