@@ -36,3 +36,26 @@ def test_existing_pods_get_the_queue_their_keys_name():
     migration.member_queues_backfill(apps, None)
 
     assert dict(Member.objects.values_list("name", "queue")) == {"k": "main", "v": "ml", "none": "default"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_itself_on_a_database_of_before_queues():
+    """Back to 0012 (no queue tables), a gang and a pod as they were, then forward again."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("scheduler_core", "0012_member_owner_gang_match_policy")])
+    old = executor.loader.project_state([("scheduler_core", "0012_member_owner_gang_match_policy")]).apps
+    old.get_model("scheduler_core", "Gang").objects.create(namespace="ns", name="g", min_member=1, queue="ml")
+    old.get_model("scheduler_core", "Member").objects.create(
+        namespace="ns", name="p", labels={"kueue.x-k8s.io/queue-name": "team"}
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from scheduler_core.models import Member
+
+    assert list(Queue.objects.values_list("name", "max", "parent")) == [("ml", {}, None)]
+    assert Member.objects.get(name="p").queue == "team"
