@@ -1,7 +1,8 @@
 """The Django admin over every model, with stock ModelAdmin features only.
 
 History models (SchedulingCycle, GangEvent, BindJournal) are append-only records written by the
-scheduler: the admin shows them read-only.
+scheduler: the admin shows them read-only. Queues, LocalQueues and ResourceFlavors are in
+``admin_queues.py``.
 """
 
 from django.contrib import admin, messages
@@ -130,6 +131,9 @@ class BindJournalAdmin(ReadOnlyAdmin):
     search_fields = ["member__namespace", "member__name", "node", "error"]
     list_select_related = ["member", "gang"]
 
+
+# The queue tree's admin, checked by services/queues.py (a module of its own: it is long).
+from dashboard import admin_queues  # noqa: E402, F401
 
 # The admin's login is a sign-in door too: a refused attempt says why, with 429 (dashboard/login.py).
 protect_admin_login(admin.site)

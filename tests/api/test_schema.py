@@ -23,6 +23,13 @@ OPERATIONS = {
     "simulations_list",
     "simulations_start",
     "simulations_retrieve",
+    "queues_list",
+    "queues_create",
+    "queues_detail",
+    "queues_change",
+    "queues_delete",
+    "queues_close",
+    "queues_open",
 }
 
 

@@ -2,11 +2,13 @@
 
     manage.py describe gang NAMESPACE/NAME [-o json]
     manage.py describe application NAMESPACE/APPLICATION-ID [-o json]
+    manage.py describe queue NAME [-o json]
 
 State, what was declared (min member, mode, style, timeout), the gang group and each of its
 gangs' progress, the members with their node and phase, the engine's latest explanation and
 the last history events. An application (YuniKorn's applicationId) is shown as its gangs, each
-described so.
+described so. A queue (cluster-scoped: NAME alone) shows its amounts, live figures, children,
+LocalQueues, who may submit to it and its active gangs (``_queues.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from scheduler_core.management.commands import _queues
 from scheduler_core.management.commands.get import quantities
 from scheduler_core.models import Gang
 from scheduler_core.selectors import (
@@ -144,20 +147,35 @@ DESCRIBERS = {
     "gang": (lambda key: gang_get(*key), gang_detail, gang_text),
     "application": (application_get, application_detail, application_text),
 }
+#: Cluster-scoped resources: NAME alone, no namespace.
+CLUSTER_DESCRIBERS = {"queue": (_queues.queue_get, _queues.queue_detail, _queues.queue_text)}
 
 
 class Command(BaseCommand):
-    help = "Describe a gang (or an application's gangs): state, members, placement, explanation, history."
+    help = (
+        "Describe a gang (or an application's gangs): state, members, placement, explanation, "
+        "history; or a queue: amounts, usage, who may submit."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("resource", help=f"one of: {', '.join(DESCRIBERS)}")
-        parser.add_argument("key", help="NAMESPACE/NAME")
+        parser.add_argument("resource", help=f"one of: {', '.join([*DESCRIBERS, *CLUSTER_DESCRIBERS])}")
+        parser.add_argument("key", help="NAMESPACE/NAME (a queue: NAME)")
         parser.add_argument("-o", "--output", choices=["json"])
 
     def handle(self, *args, resource: str, key: str, output: str | None, **options):
         resource = resource.rstrip("s")
+        if resource in CLUSTER_DESCRIBERS:
+            get, detail, text = CLUSTER_DESCRIBERS[resource]
+            try:
+                obj = get(key)
+            except _queues.QueueNotFound:
+                raise CommandError(f"{resource} {key} not found") from None
+            data = detail(obj)
+            self.stdout.write(json.dumps(data, indent=2) if output == "json" else text(data))
+            return
         if resource not in DESCRIBERS:
-            raise CommandError(f"unknown resource {resource!r}; one of: {', '.join(DESCRIBERS)}")
+            known = ", ".join([*DESCRIBERS, *CLUSTER_DESCRIBERS])
+            raise CommandError(f"unknown resource {resource!r}; one of: {known}")
         namespace, sep, name = key.partition("/")
         if not sep or not namespace or not name:
             raise CommandError(f"{key!r}: expected NAMESPACE/NAME")

@@ -1,6 +1,6 @@
 """Print objects, as ``kubectl get`` does: a table by default, ``-o json`` or ``-o wide``.
 
-    manage.py get gangs|pods|nodes [-n NAMESPACE | -A] [--application ID] [-o json|wide]
+    manage.py get gangs|pods|nodes|queues [-n NAMESPACE | -A] [--application ID] [-o json|wide]
 
 ``--application`` keeps the gangs (and their pods) of one application: YuniKorn's
 ``applicationId``, which names each of its task groups' gangs and its own.
@@ -17,6 +17,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.selectors import gang_list, gang_state, node_usage, pod_list
+
+from . import _queues
 
 
 def gang_row(gang) -> dict:
@@ -129,8 +131,17 @@ RESOURCES = {
     ),
     "pods": (pods, ["namespace", "name", "gang", "phase", "node"], ["reserved_node", "priority", "started"]),
     "nodes": (nodes, ["name", "status", "pods", "cpu", "memory", "gpu"], ["labels", "taints"]),
+    "queues": (_queues.queues, _queues.COLUMNS, _queues.WIDE),
 }
-ALIASES = {"gang": "gangs", "pod": "pods", "po": "pods", "node": "nodes", "no": "nodes"}
+ALIASES = {
+    "gang": "gangs",
+    "pod": "pods",
+    "po": "pods",
+    "node": "nodes",
+    "no": "nodes",
+    "queue": "queues",
+    "q": "queues",
+}
 
 
 def table(rows: list[dict], columns: list[str]) -> str:
@@ -147,7 +158,7 @@ def table(rows: list[dict], columns: list[str]) -> str:
 
 
 class Command(BaseCommand):
-    help = "List gangs, pods or nodes as a table or JSON."
+    help = "List gangs, pods, nodes or queues as a table or JSON."
 
     def add_arguments(self, parser):
         parser.add_argument("resource", help=f"one of: {', '.join(RESOURCES)}")

@@ -1,0 +1,151 @@
+"""/api/v1/queues/: everyone signed in reads the tree with its live figures; operators create,
+change, close, open and delete, each through services/queues.py (the same refusals as a
+manifest, naming the JSON key); submitters are refused writes with 403."""
+
+import pytest
+
+from scheduler_core.models import Gang, Member, Queue
+
+pytestmark = pytest.mark.django_db
+GPU = "nvidia.com/gpu"
+
+
+def errors(response):
+    return [(e["field"], e["reason"]) for e in response.json()["errors"]]
+
+
+def test_operators_build_a_tree_everyone_reads_with_usage(as_olga, as_alice):
+    created = as_olga.post(
+        "/api/v1/queues/",
+        {"name": "ml", "guarantee": {GPU: 4, "cpu": "8"}, "max": {GPU: 8}, "weight": 2},
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    assert created.json()["guarantee"] == {GPU: 4, "cpu": 8000}
+    child = {"name": "nlp", "parent": "ml", "guarantee": {GPU: 2}, "lendingLimit": {GPU: 1}}
+    assert as_olga.post("/api/v1/queues/", child, format="json").status_code == 201
+    gang = Gang.objects.create(namespace="ns", name="g", min_member=1, queue="nlp")
+    Member.objects.create(namespace="ns", name="a", gang=gang, node="n1", phase="Running", requests={GPU: 3})
+    Member.objects.create(namespace="ns", name="b", gang=gang, requests={GPU: 1})
+
+    listed = as_alice.get("/api/v1/queues/")
+
+    assert listed.status_code == 200
+    rows = {row["name"]: row for row in listed.json()}
+    assert [row["name"] for row in listed.json()] == ["ml", "nlp"]
+    assert (rows["nlp"]["path"], rows["nlp"]["parent"], rows["nlp"]["lendingLimit"]) == (
+        "ml/nlp",
+        "ml",
+        {GPU: 1},
+    )
+    assert (rows["nlp"]["used"], rows["nlp"]["pending"], rows["nlp"]["borrowed"]) == (
+        {GPU: 3},
+        {GPU: 1},
+        {GPU: 1},
+    )
+    assert (rows["ml"]["used"], rows["ml"]["borrowed"], rows["ml"]["children"]) == ({GPU: 3}, {}, ["nlp"])
+    detail = as_alice.get("/api/v1/queues/nlp/").json()
+    assert (detail["weight"], detail["open"], detail["pendingPods"]) == (1.0, True, 1)
+    assert [r["name"] for r in as_alice.get("/api/v1/queues/?parent=ml").json()] == ["nlp"]
+
+
+def test_submitters_may_not_write(as_alice, olga):
+    Queue.objects.create(name="ml")
+    assert as_alice.post("/api/v1/queues/", {"name": "x"}, format="json").status_code == 403
+    assert as_alice.patch("/api/v1/queues/ml/", {"weight": 3}, format="json").status_code == 403
+    assert as_alice.delete("/api/v1/queues/ml/").status_code == 403
+    assert as_alice.post("/api/v1/queues/ml/close/").status_code == 403
+    assert not Queue.objects.filter(name="x").exists() and Queue.objects.get(name="ml").open
+
+
+def test_bad_trees_are_refused_naming_the_json_key(as_olga):
+    Queue.objects.create(name="ml", guarantee={GPU: 4})
+    cases = [
+        ({"name": "a", "guarantee": {GPU: "-1"}}, "guarantee"),
+        ({"name": "a", "parent": "nowhere"}, "parent"),
+        ({"name": "a", "guarantee": {GPU: 4}, "max": {GPU: 2}}, f"max.{GPU}"),
+        ({"name": "a", "guarantee": {GPU: 1}, "lendingLimit": {GPU: 2}}, f"lendingLimit.{GPU}"),
+        ({"name": "a", "weight": 0}, "weight"),
+        ({"name": "ml"}, "name"),
+        ({"name": "a", "colour": "red"}, "colour"),
+    ]
+    for body, field in cases:
+        response = as_olga.post("/api/v1/queues/", body, format="json")
+        assert response.status_code == 400, (body, response.json())
+        assert errors(response)[0][0].startswith(field), (body, errors(response))
+    assert list(Queue.objects.values_list("name", flat=True)) == ["ml"]
+    response = as_olga.patch("/api/v1/queues/ml/", {"max": {GPU: 1}}, format="json")
+    assert errors(response) == [(f"max.{GPU}", "max 1 is below the guarantee 4 of queue ml")]
+
+
+def test_change_close_open_and_delete(as_olga):
+    Queue.objects.create(name="ml", weight=1)
+    changed = as_olga.patch("/api/v1/queues/ml/", {"weight": 3, "reclaimable": False}, format="json")
+    assert (changed.status_code, changed.json()["weight"], changed.json()["reclaimable"]) == (200, 3.0, False)
+    assert as_olga.post("/api/v1/queues/ml/close/").json()["open"] is False
+    assert as_olga.post("/api/v1/queues/ml/open/").json()["open"] is True
+    Gang.objects.create(namespace="ns", name="g", min_member=1, queue="ml")
+    busy = as_olga.delete("/api/v1/queues/ml/")
+    assert busy.status_code == 409 and "holds active gangs" in errors(busy)[0][1]
+    Gang.objects.all().delete()
+    assert as_olga.delete("/api/v1/queues/ml/").status_code == 204
+    assert as_olga.get("/api/v1/queues/ml/").status_code == 404
+    assert as_olga.delete("/api/v1/queues/ml/").status_code == 404
+    assert as_olga.post("/api/v1/queues/ml/close/").status_code == 404
+
+
+def test_a_submitter_refused_a_queue_reads_it_as_missing(as_alice, bob):
+    from scheduler_core.models import QueueAccess
+
+    private = Queue.objects.create(name="private")
+    QueueAccess.objects.create(queue=private, user=bob)
+    body = {"namespace": "ml", "name": "t", "minMember": 1, "pods": [{"name": "t-0"}]}
+    refused = as_alice.post("/api/v1/gangs/", {**body, "queue": "private"}, format="json")
+    missing = as_alice.post("/api/v1/gangs/", {**body, "queue": "nowhere"}, format="json")
+    assert (refused.status_code, missing.status_code) == (400, 400)
+    assert errors(refused) == [("queue", "queue private not found")]
+    assert errors(missing) == [("queue", "queue nowhere not found")]
+
+
+VOLCANO_PODGROUP = (
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+    "metadata: {{name: t, namespace: ml}}\nspec: {{minMember: 1, queue: {queue}}}\n"
+)
+
+
+def test_a_manifest_naming_a_refused_queue_reads_as_a_missing_one(as_alice, bob):
+    from scheduler_core.models import QueueAccess
+
+    private = Queue.objects.create(name="private")
+    QueueAccess.objects.create(queue=private, user=bob)
+
+    def apply(queue):
+        return as_alice.post(
+            "/api/v1/manifests/", VOLCANO_PODGROUP.format(queue=queue), content_type="application/yaml"
+        )
+
+    refused, missing = apply("private"), apply("nowhere")
+    assert (refused.status_code, missing.status_code) == (400, 400)
+    assert refused.content.replace(b"private", b"nowhere") == missing.content
+    assert not Gang.objects.exists()
+
+
+def test_queue_manifests_are_the_operators(as_alice):
+    """Volcano, KAI and Kueue queue kinds are OPERATOR_KINDS: a submitter's is refused before
+    it is read."""
+    for api_version, kind in [
+        ("scheduling.volcano.sh/v1beta1", "Queue"),
+        ("scheduling.run.ai/v2", "Queue"),
+        ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
+        ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
+    ]:
+        text = f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: q, namespace: ml}}\nspec: {{}}\n"
+        response = as_alice.post("/api/v1/manifests/", text, content_type="application/yaml")
+        assert response.status_code == 403, (kind, response.json())
+    assert not Queue.objects.exists()
+
+
+def test_a_nul_in_a_queue_name_is_not_found(as_olga):
+    for method in ("get", "patch", "delete"):
+        assert getattr(as_olga, method)("/api/v1/queues/a%00b/").status_code == 404
+    assert as_olga.post("/api/v1/queues/a%00b/close/").status_code == 404
