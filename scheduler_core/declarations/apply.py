@@ -43,6 +43,7 @@ from .gang_writes import (
     replica_write,
 )
 from .pod_writes import pods_write
+from .queue_objects import queue_specs
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, Plan, PodSpec
 from .upstream import SOURCE_V1ALPHA1, replica_gang
@@ -78,7 +79,12 @@ def manifests_apply(documents: list[Any], *, actor: Actor = CLI, submitter: str 
     manifests = documents_expand(documents)
     with priority_classes(manifests):
         plan = _plan(_load(manifests))
+    queues = queue_specs(plan.loaded)
     with transaction.atomic():
+        if queues:  # the tree as a whole (unknown parent, cycle, max below guarantee)
+            from scheduler_core.services.queues import queues_check
+
+            queues_check(queues)
         result = _write(plan, actor, submitter)
         if result.changed:
             transaction.on_commit(_wake_scheduler)

@@ -218,6 +218,20 @@ OPERATOR_KINDS = {
     ("", "Node"): "scheduler_core.change_node",
     (PRIORITY_GROUP, "PriorityClass"): "scheduler_core.change_priorityclass",
 }
+#: Queue objects (issue 19): only operators create queues. The permission is the Queue model's.
+QUEUE_PERMISSION = "scheduler_core.change_queue"
+OPERATOR_KINDS |= {
+    (group, kind): QUEUE_PERMISSION
+    for group, kind in [
+        ("scheduling.volcano.sh", "Queue"),
+        ("scheduling.run.ai", "Queue"),
+        ("kueue.x-k8s.io", "ClusterQueue"),
+        ("kueue.x-k8s.io", "Cohort"),
+        ("kueue.x-k8s.io", "LocalQueue"),
+        ("kueue.x-k8s.io", "ResourceFlavor"),
+        ("", "ConfigMap"),  # YuniKorn's yunikorn-configs
+    ]
+}
 
 
 # ---------------------------------------------------------------- priority resolution

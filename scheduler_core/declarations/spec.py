@@ -130,6 +130,9 @@ class PodSpec:
     preemptible: bool = True
     # The workload that creates this pod ("job.batch/train"); empty: a bare Pod (Member.owner).
     owner: str = ""
+    # The queue its own labels or annotations name (``pod_queues.py``); None: its gang's, or the
+    # default queue for a pod scheduled alone. Not a Member field yet (issue 19 wires it).
+    queue: str | None = None
 
     @property
     def key(self) -> str:
