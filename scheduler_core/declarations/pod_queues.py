@@ -5,7 +5,7 @@
 | label ``kai.scheduler/queue`` (``runai/queue`` before KAI v0.6) | KAI-Scheduler | a KAI Queue |
 | label ``kueue.x-k8s.io/queue-name`` | Kueue | a LocalQueue of the pod's namespace |
 | annotation ``scheduling.volcano.sh/queue-name`` | Volcano | a Volcano Queue |
-| label or annotation ``yunikorn.apache.org/queue``; label ``queue`` on a YuniKorn pod | YuniKorn | a queue path (``ml`` is ``root.ml``) |
+| ``yunikorn.apache.org/queue`` (label, annotation); label ``queue`` | YuniKorn | ``ml`` is ``root.ml`` |
 
 YuniKorn's plain ``queue`` label is read only on a pod of a YuniKorn application (an
 ``applicationId`` label or a ``yunikorn.apache.org/`` annotation): on any other pod it is just a

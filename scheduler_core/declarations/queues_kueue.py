@@ -32,8 +32,9 @@ from .queue_objects import (
     cluster_meta,
     keys_check,
     positive_weight,
+    quantity,
+    spec_of,
 )
-from .queue_objects import quantity, spec_of
 from .queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
 from .spec import Loaded
 
@@ -103,7 +104,8 @@ def load_cluster_queue(manifest: Manifest, readers=()) -> Loaded:
     ):
         raise v.DeclarationError(
             v.join(field, "queueingStrategy"),
-            "gangsched lets a gang that fits pass one that does not (BestEffortFIFO): StrictFIFO cannot be honoured",
+            "gangsched lets a gang that fits pass one that does not (BestEffortFIFO): "
+            "StrictFIFO cannot be honoured",
         )
     if spec.get("flavorFungibility") is not None:  # one flavor per resource: nothing to choose
         queue.extra["flavorFungibility"] = v.mapping(
@@ -245,7 +247,8 @@ def _preemption(value: Any, field: str) -> bool:
     if v.choice(reclaim, v.join(field, "reclaimWithinCohort"), policies) not in ("Never", "Any"):
         raise v.DeclarationError(
             v.join(field, "reclaimWithinCohort"),
-            "gangsched reclaims from queues over their fair share whatever the victims' priority: use Any or Never",
+            "gangsched reclaims from queues over their fair share whatever the victims' priority: "
+            "use Any or Never",
         )
     within = preemption.get("withinClusterQueue") or "Never"
     if v.choice(within, v.join(field, "withinClusterQueue"), policies) not in ("Never", "LowerPriority"):
@@ -264,7 +267,11 @@ def _preemption(value: Any, field: str) -> bool:
 
 def _stop_policy(value: Any, field: str, *, hold_ok: bool = True) -> bool:
     """True: open. Hold closes the queue (what runs keeps running); HoldAndDrain would evict."""
-    policy = v.choice(value or "None", field, ["None", "Hold", "HoldAndDrain"])
+    policy = value or "None"
+    if policy not in ("None", "Hold", "HoldAndDrain"):  # "None" is Kueue's word for open
+        raise v.DeclarationError(
+            field, f"{v.shown(value)} is not a stopPolicy: use Hold, HoldAndDrain or leave it out"
+        )
     if policy == "HoldAndDrain" or (policy == "Hold" and not hold_ok):
         reason = (
             "gangsched closes a queue without evicting what runs: use Hold"

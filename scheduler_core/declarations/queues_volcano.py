@@ -18,9 +18,9 @@ types.go``, ``QueueSpec`` and ``QueueStatus``):
 
 Refused, naming the key: ``spec.affinity``, ``spec.extendClusters``, ``spec.type``, a
 ``spec.priority`` other than 0 and ``spec.dequeueStrategy: fifo`` (gangsched's order within a
-queue is its own); a queue named ``root``; the drf plugin's annotations ``volcano.sh/hierarchy`` and
-``volcano.sh/hierarchy-weights`` (``spec.parent`` says the same). ``status`` fields other than ``state`` are what Volcano
-observed and are not read.
+queue is its own); a queue named ``root``; the drf plugin's annotations ``volcano.sh/hierarchy``
+and ``volcano.sh/hierarchy-weights`` (``spec.parent`` says the same). ``status`` fields other
+than ``state`` are what Volcano observed and are not read.
 """
 
 from __future__ import annotations

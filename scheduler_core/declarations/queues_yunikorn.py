@@ -227,7 +227,8 @@ def yunikorn_quantity(text: str, field: str, *, vcore: bool) -> int:
     if match is None or suffix not in _MULTIPLIERS or (suffix == "m" and not vcore):
         raise v.DeclarationError(
             field,
-            f"{text!r} is not a YuniKorn quantity (digits and a suffix such as k, M, Gi{', m' if vcore else ''})",
+            f"{text!r} is not a YuniKorn quantity "
+            f"(digits and a suffix such as k, M, Gi{', m' if vcore else ''})",
         )
     amount = int(match.group(1)) * _MULTIPLIERS[suffix] * (1000 if vcore and suffix != "m" else 1)
     cap = min(_INT64_MAX, v.limit("GANGSCHED_MAX_QUANTITY", v.MAX_QUANTITY))
