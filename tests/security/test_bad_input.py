@@ -3,6 +3,7 @@ bombs, cycles, deep nesting (YAML and JSON, manifests and gang jobs), NUL charac
 names, huge minMember, negative quantities, over-size bodies. The rules of each field are
 tested in tests/api/test_gang_submit.py and tests/declarations/; these are the attacks."""
 
+import importlib.util
 import json
 from collections import Counter
 
@@ -10,10 +11,21 @@ import pytest
 import yaml
 from django.contrib.auth.models import User
 
+from scheduler_core.declarations.cluster import OPERATOR_KINDS, QUEUE_PERMISSION
 from scheduler_core.declarations.documents import MAX_DEPTH, MAX_VALUES
 from scheduler_core.models import Gang, GangEvent, GangGroup, Member, Node
 from tests.api.conftest import errors, job
 from tests.declarations.mutations import BAD, PYTHON, paths, replaced, samples
+
+#: Queue manifests (issue 19) are written by services/queues.py, on another branch until merged:
+#: without it the operators have no change_queue permission and a queue apply answers 403.
+QUEUES_WRITABLE = importlib.util.find_spec("scheduler_core.services.queues") is not None
+
+
+def _queue_kind(document: dict) -> bool:
+    group = str(document.get("apiVersion", "")).rpartition("/")[0]
+    return OPERATOR_KINDS.get((group, document.get("kind"))) == QUEUE_PERMISSION
+
 
 MANIFESTS = "/api/v1/manifests/"
 GANGS = "/api/v1/gangs/"
@@ -211,7 +223,12 @@ def test_no_refusal_through_the_api_has_a_null_field_or_python_words(as_olga, se
     posted one after the other without clearing what earlier posts created, so that conflicts
     found while writing (a pod already in another gang) are swept as well as parse errors."""
     settings.GANGSCHED_SUBMIT_RATE = "1000000/minute"
-    mutations = [(path, document) for _, document in samples() for path in paths(document)]
+    mutations = [
+        (path, document)
+        for _, document in samples()
+        if QUEUES_WRITABLE or not _queue_kind(document)
+        for path in paths(document)
+    ]
     statuses, unclear = Counter(), []
     for index, (path, document) in enumerate(mutations):
         text = yaml.safe_dump(replaced(document, path, BAD[index % len(BAD)]))
