@@ -24,6 +24,7 @@ from typing import Any
 
 from django.db import transaction
 
+from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import Gang, Member
 from scheduler_core.services.tenancy import CLI, Actor
 
@@ -42,7 +43,11 @@ from .gang_writes import (
     provisional_write,
     replica_write,
 )
+from .koordinator import SOURCE as KOORDINATOR
+from .pod_fields import SOURCE_V1ALPHA2
 from .pod_writes import pods_write
+from .podgroup import LEGACY_SOURCE as PODGROUP_LEGACY
+from .podgroup import SOURCE as PODGROUP
 from .queue_objects import queue_specs
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, Plan, PodSpec
@@ -154,6 +159,7 @@ def _plan(loaded: list[Loaded]) -> Plan:
     applications_plan(declared, pods, pods_by_gang)  # YuniKorn: gang groups, placeholders
     for key in declared:
         refs.pop(key, None)
+    _queues_adopt(pods_by_gang, declared)
     _queues_check(pods.values(), declared)
     for key, members in pods_by_gang.items():
         gang = declared.get(key)
@@ -161,6 +167,21 @@ def _plan(loaded: list[Loaded]) -> Plan:
             for pod in members:
                 _constraints_default(pod, gang)
     return Plan(loaded, declared, pods, refs, pods_by_gang)
+
+
+#: Formats whose gang declaration cannot name a queue: their gang is in the queue its pods name.
+_QUEUELESS = {PODGROUP, PODGROUP_LEGACY, SOURCE_V1ALPHA1, SOURCE_V1ALPHA2, KOORDINATOR}
+
+
+def _queues_adopt(pods_by_gang: dict, gangs: dict) -> None:
+    """A scheduler-plugins PodGroup, an upstream Workload or a Koordinator gang names no queue;
+    its pods' own key does (KAI's ``kai.scheduler/queue``...). ``_queues_check`` then refuses a
+    pod naming another."""
+    for key, pods in pods_by_gang.items():
+        gang = gangs.get(key)
+        if gang is None or gang.source_format not in _QUEUELESS or gang.queue != DEFAULT_QUEUE:
+            continue
+        gang.queue = next((pod.gang.queue for pod in pods if pod.gang.queue), gang.queue)
 
 
 def _queues_check(pods, gangs: dict) -> None:

@@ -110,3 +110,24 @@ def test_a_pod_label_disagreeing_with_its_gangs_queue_is_refused():
         apply_text(yaml.safe_dump_all([group, member]))
     assert "asks for queue 'vision'" in error.value.reason
     assert not Gang.objects.exists()
+
+
+def test_a_pod_group_that_names_no_queue_is_in_the_queue_its_pods_name():
+    """A scheduler-plugins PodGroup has no queue key: KAI-labelled pods put it in their queue (as
+    KAI's podgrouper takes the workload's ``kai.scheduler/queue``); a pod naming another queue is
+    refused."""
+    group = {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": "train", "namespace": "team-a"},
+        "spec": {"minMember": 2},
+    }
+    labels = {"scheduling.x-k8s.io/pod-group": "train", "kai.scheduler/queue": "research-vision"}
+    other = {**labels, "kai.scheduler/queue": "research"}
+
+    with pytest.raises(DeclarationError) as error:
+        apply_text(yaml.safe_dump_all([group, pod("train-0", labels), pod("train-1", other)]))
+    apply_text(yaml.safe_dump_all([group, pod("train-0", labels), pod("train-1", labels)]))
+
+    assert "asks for queue 'research'" in error.value.reason
+    assert Gang.objects.get(namespace="team-a", name="train").queue == "research-vision"
