@@ -7,7 +7,8 @@ decoder lowercases field names, hence ``submitacl`` and ``placementrules``). Any
 is refused naming ``metadata.name``.
 
 - ``partitions``: one, named ``default`` (the shim's only partition);
-- ``queues`` (a tree from ``root``): each queue is a gangsched queue named by its full path,
+- ``queues`` (a tree from ``root``, which YuniKorn inserts above the top queues when it is not
+  declared, and which holds no resources): each queue is a gangsched queue named by its full path,
   ``root.ml.nlp``, the name YuniKorn shows and pods' ``queue`` label gives (a label without the
   ``root.`` prefix is completed, as the shim does); its parent is the enclosing queue;
 - ``resources.guaranteed`` -> guarantee; ``resources.max`` -> max. Units as the core parses them
@@ -126,11 +127,18 @@ def config_read(text: str, field: str, declaration: dict) -> list[QueueSpec]:
     if v.text(partition.get("name"), v.join(where, "name")).lower() != "default":
         raise v.DeclarationError(v.join(where, "name"), "the shim schedules the partition 'default' only")
     _preemption(partition.get("preemption"), v.join(where, "preemption"))
-    roots = v.sequence(partition.get("queues"), v.join(where, "queues"))
-    if len(roots) != 1:
-        raise v.DeclarationError(v.join(where, "queues"), "must hold one queue, root, with the others inside")
+    queues_field = v.join(where, "queues")
+    roots = v.sequence(partition.get("queues"), queues_field)
+    if not roots:
+        raise v.DeclarationError(queues_field, "the queue configuration is not set")
     specs: list[QueueSpec] = []
-    _queue(roots[0], v.join(where, "queues", 0), None, specs, declaration)
+    top = roots[0] if len(roots) == 1 and isinstance(roots[0], dict) else {}
+    if str(top.get("name", "")).lower() == ROOT:
+        _queue(top, v.join(queues_field, 0), None, specs, declaration)
+    else:  # as YuniKorn's checkQueuesStructure: the queues go under a root it inserts
+        specs.append(QueueSpec(name=ROOT, source_format=SOURCE, field=queues_field, declaration=declaration))
+        for index, queue in enumerate(roots):
+            _queue(queue, v.join(queues_field, index), ROOT, specs, declaration)
     return specs
 
 
@@ -156,14 +164,18 @@ def _queue(value: Any, field: str, parent: str | None, specs: list[QueueSpec], d
             v.join(field, "name"), f"{v.shown(short)}: a queue name is 1-64 letters, digits, '_' or '-'"
         )
     short = short.lower()  # YuniKorn's queue names are case-insensitive
-    if parent is None and short != ROOT:
-        raise v.DeclarationError(v.join(field, "name"), "the top queue of a partition is root")
+    if (parent is None) != (short == ROOT):
+        raise v.DeclarationError(v.join(field, "name"), "root is only the top queue of a partition")
     name = short if parent is None else f"{parent}.{short}"
     if any(spec.name == name for spec in specs):
         raise v.DeclarationError(v.join(field, "name"), f"queue {name} is declared twice")
     resources_field = v.join(field, "resources")
     resources = v.mapping(queue.get("resources"), resources_field)
     keys_check(resources, resources_field, {"guaranteed": "", "max": ""})
+    if parent is None and resources:
+        raise v.DeclarationError(
+            resources_field, "the root queue must not have resources set (YuniKorn: it is the whole cluster)"
+        )
     spec = QueueSpec(
         name=name,
         source_format=SOURCE,
@@ -190,7 +202,16 @@ def _queue(value: Any, field: str, parent: str | None, specs: list[QueueSpec], d
 
 def _properties(value: Any, field: str) -> bool:
     """Whether the queue is reclaimable; refuses a property gangsched cannot honour."""
-    properties = v.string_map(value, field)
+    # Go's YAML decoder reads ``priority.offset: 0`` into its map[string]string as "0".
+    scalars = {
+        key: ("true" if item else "false")
+        if isinstance(item, bool)
+        else str(item)
+        if isinstance(item, int)
+        else item
+        for key, item in v.mapping(value, field).items()
+    }
+    properties = v.string_map(scalars, field)
     for key, setting in properties.items():
         where = v.join(field, key)
         if key not in PROPERTIES:

@@ -369,9 +369,17 @@ REFUSED = [
         "1-64 letters",
     ),
     (
-        yunikorn(text="partitions:\n  - name: default\n    queues:\n      - name: top\n"),
-        "data.queues.yaml.partitions[0].queues[0].name",
-        "root",
+        yunikorn(
+            text="partitions:\n  - name: default\n    queues:\n      - name: root\n"
+            "        resources: {max: {vcore: 4}}\n"
+        ),
+        "data.queues.yaml.partitions[0].queues[0].resources",
+        "root queue must not have resources",
+    ),
+    (
+        yunikorn("          - name: ROOT\n"),
+        "data.queues.yaml.partitions[0].queues[0].queues[1].name",
+        "only the top queue",
     ),
     (
         yunikorn(

@@ -86,3 +86,20 @@ def test_yunikorn_quantities_it_refuses(text, vcore):
     with pytest.raises(DeclarationError) as error:
         yunikorn_quantity(text, "f", vcore=vcore)
     assert error.value.field == "f"
+
+
+def test_yunikorn_inserts_root_above_top_queues_that_do_not_declare_it():
+    """yunikorn-core configvalidator.go ``checkQueuesStructure`` (its test
+    ``TestCheckQueuesStructure``): several top queues, or one not named root, go under root."""
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yunikorn-configs}\ndata:\n  queues.yaml: |\n"
+        "    partitions:\n      - name: default\n        queues:\n          - name: a\n"
+        "            properties: {priority.offset: 0}\n          - name: b\n"
+    )
+    specs = specs_by_name(load_text(text))
+
+    assert [(s.name, s.parent) for s in specs.values()] == [
+        ("root", None),
+        ("root.a", "root"),
+        ("root.b", "root"),
+    ]
