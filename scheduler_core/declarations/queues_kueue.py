@@ -84,6 +84,8 @@ def load_cluster_queue(manifest: Manifest, readers=()) -> Loaded:
     if spec.get(other) is not None:
         raise v.DeclarationError(v.join(field, other), f"{manifest.api_version} calls it spec.{cohort_key}")
     queue, _ = _queue(manifest, name, spec, field, cohort_key, cohort=False)
+    if queue.parent is not None:  # Kueue creates a cohort a ClusterQueue names, if none exists
+        queue.extra["implicit_parent"] = True
     if queue.lending_limit and queue.parent is None:  # Kueue's webhook: nothing to lend to
         raise v.DeclarationError(
             queue.extra["lending_fields"][0], f"a lendingLimit needs a cohort (spec.{cohort_key})"
@@ -131,6 +133,8 @@ def load_cohort(manifest: Manifest, readers=()) -> Loaded:
         )
     # Kueue: a Cohort's nominalQuota is a pool shared on top of its ClusterQueues' own quotas.
     queue.extra["guarantee_is_pool"] = True
+    if queue.parent is not None:
+        queue.extra["implicit_parent"] = True
     queue.extra.pop("lending_fields", None)
     obj = QueueObject(queue, f"cohort.{GROUP}")
     return Loaded(object_name=obj.object_name, objects=[obj])
