@@ -184,6 +184,23 @@ def _queues_adopt(pods_by_gang: dict, gangs: dict) -> None:
         gang.queue = next((pod.gang.queue for pod in pods if pod.gang.queue), gang.queue)
 
 
+def _queue_keep(spec: GangSpec, stored: Gang | None) -> None:
+    """Re-applying a queueless gang's declaration keeps the queue its pods gave it."""
+    if stored is not None and spec.source_format in _QUEUELESS and spec.queue == DEFAULT_QUEUE:
+        spec.queue = stored.queue
+
+
+def _queue_adopt_stored(gang: Gang, pods: list[PodSpec]) -> None:
+    """Pods joining a queueless gang applied earlier (a PodGroup, then its pods, as a real
+    cluster sends them) put it in the queue they name, while it is still in the default one."""
+    if gang.source_format not in _QUEUELESS or gang.queue != DEFAULT_QUEUE:
+        return
+    asked = next((pod.gang.queue for pod in pods if pod.gang.queue), None)
+    if asked:
+        gang.queue = asked
+        Gang.objects.filter(pk=gang.pk).update(queue=asked)
+
+
 def _queues_check(pods, gangs: dict) -> None:
     """A pod's own queue key (Volcano's queue-name annotation, Kueue's label) must agree with its
     gang's queue: two declarations of one value disagreeing is an error, not a pick."""
@@ -234,6 +251,7 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
     gangs_out: dict[str, Gang] = {}
     groups = groups_write(plan.gangs.values())
     for key, spec in plan.gangs.items():
+        _queue_keep(spec, existing.get(key))
         gang, status = gang_write(spec, existing.get(key), groups, submitter, actor)
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(gang_line(gang, status))
@@ -254,6 +272,7 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
             gang = replica_write(ref, gang, submitter, actor) or gang
             existing[key] = gang
         if gang is not None and not gang.provisional:
+            _queue_adopt_stored(gang, plan.pods_by_gang[key])
             _queues_check(plan.pods_by_gang[key], {key: gang})
             gangs_out[key] = gang  # declared by an earlier apply: the pods just join it
             continue

@@ -131,3 +131,23 @@ def test_a_pod_group_that_names_no_queue_is_in_the_queue_its_pods_name():
 
     assert "asks for queue 'research'" in error.value.reason
     assert Gang.objects.get(namespace="team-a", name="train").queue == "research-vision"
+
+
+def test_pods_applied_after_their_pod_group_put_it_in_their_queue_and_it_stays():
+    """As a real cluster sends them (the mirror applies each object alone): the PodGroup, then
+    its KAI-labelled pods; re-applying the PodGroup keeps the queue its pods gave it."""
+    group = yaml.safe_dump(
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "train", "namespace": "team-a"},
+            "spec": {"minMember": 1},
+        }
+    )
+    labels = {"scheduling.x-k8s.io/pod-group": "train", "kai.scheduler/queue": "research-vision"}
+    apply_text(group)
+    apply_text(yaml.safe_dump(pod("train-0", labels)))
+    again = apply_text(group)
+
+    assert Gang.objects.get(namespace="team-a", name="train").queue == "research-vision"
+    assert again.lines == ["podgroup.scheduling.x-k8s.io/train unchanged", "gang team-a/train unchanged"]
