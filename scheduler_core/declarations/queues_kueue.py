@@ -14,7 +14,8 @@ Versions as Kueue serves them (``apis/kueue/v1beta1`` and ``v1beta2``; the Cohor
   reclaimable (gangsched's reclaim is symmetric: a queue that takes back its quota may have its
   own borrowing taken back); ``withinClusterQueue``: Never or LowerPriority (gangsched preempts
   strictly lower-priority gangs in a queue; mark a gang non-preemptible to protect it);
-- ``namespaceSelector``: ``{}`` (every namespace) only; ``queueingStrategy``: BestEffortFIFO.
+- ``namespaceSelector``: ``{}`` (every namespace) only; none is Kueue's "no namespace": the
+  queue admits nothing (closed) and still lends; ``queueingStrategy``: BestEffortFIFO.
 
 Everything else gangsched cannot honour is refused naming it (docs/queues.md lists the keys).
 """
@@ -83,14 +84,13 @@ def load_cluster_queue(manifest: Manifest, readers=()) -> Loaded:
     other = "cohort" if cohort_key == "cohortName" else "cohortName"
     if spec.get(other) is not None:
         raise v.DeclarationError(v.join(field, other), f"{manifest.api_version} calls it spec.{cohort_key}")
-    queue, _ = _queue(manifest, name, spec, field, cohort_key, cohort=False)
+    queue, limits = _queue(manifest, name, spec, field, cohort_key, cohort=False)
     if queue.parent is not None:  # Kueue creates a cohort a ClusterQueue names, if none exists
         queue.extra["implicit_parent"] = True
-    if queue.lending_limit and queue.parent is None:  # Kueue's webhook: nothing to lend to
+    if limits["lendingLimit"] and queue.parent is None:  # Kueue's webhook: nothing to lend to
         raise v.DeclarationError(
-            queue.extra["lending_fields"][0], f"a lendingLimit needs a cohort (spec.{cohort_key})"
+            limits["lendingLimit"][0], f"a lendingLimit needs a cohort (spec.{cohort_key})"
         )
-    queue.extra.pop("lending_fields", None)
     queue.reclaimable = _preemption(spec.get("preemption"), v.join(field, "preemption"))
     queue.open = _stop_policy(spec.get("stopPolicy"), v.join(field, "stopPolicy"))
     selector = spec.get("namespaceSelector")
@@ -99,6 +99,9 @@ def load_cluster_queue(manifest: Manifest, readers=()) -> Loaded:
             v.join(field, "namespaceSelector"),
             "gangsched admits from every namespace's LocalQueues: only {} (all namespaces) is read",
         )
+    if selector is None:  # Kueue: no selector is "no namespace": nothing is admitted (it still lends)
+        queue.open = False
+        queue.extra["namespaceSelector"] = None
     strategy = spec.get("queueingStrategy", "BestEffortFIFO")
     if (
         v.choice(strategy, v.join(field, "queueingStrategy"), ["BestEffortFIFO", "StrictFIFO"])
@@ -124,10 +127,10 @@ def load_cohort(manifest: Manifest, readers=()) -> Loaded:
     other = "parentName" if parent_key == "parent" else "parent"
     if spec.get(other) is not None:
         raise v.DeclarationError(v.join(field, other), f"{manifest.api_version} calls it spec.{parent_key}")
-    queue, borrowing = _queue(manifest, name, spec, field, parent_key, cohort=True)
-    if borrowing:
+    queue, limits = _queue(manifest, name, spec, field, parent_key, cohort=True)
+    if limits["borrowingLimit"]:
         raise v.DeclarationError(
-            borrowing[0],
+            limits["borrowingLimit"][0],
             "a Cohort's borrowingLimit caps its whole subtree, which gangsched does not sum yet: "
             "set borrowingLimit on its ClusterQueues",
         )
@@ -135,13 +138,14 @@ def load_cohort(manifest: Manifest, readers=()) -> Loaded:
     queue.extra["guarantee_is_pool"] = True
     if queue.parent is not None:
         queue.extra["implicit_parent"] = True
-    queue.extra.pop("lending_fields", None)
     obj = QueueObject(queue, f"cohort.{GROUP}")
     return Loaded(object_name=obj.object_name, objects=[obj])
 
 
-def _queue(manifest, name, spec, field, parent_key, *, cohort: bool) -> tuple[QueueSpec, list[str]]:
-    """The queue, and the paths of the borrowingLimits it declares."""
+def _queue(
+    manifest, name, spec, field, parent_key, *, cohort: bool
+) -> tuple[QueueSpec, dict[str, list[str]]]:
+    """The queue, and the paths of the borrowingLimits and lendingLimits it declares."""
     parent = spec.get(parent_key)
     if parent is not None:
         parent = v.dns_subdomain(parent, v.join(field, parent_key))
@@ -159,14 +163,14 @@ def _queue(manifest, name, spec, field, parent_key, *, cohort: bool) -> tuple[Qu
         weight=weight,
         cohort=cohort,
     )
-    borrowing = _resource_groups(queue, spec.get("resourceGroups"), v.join(field, "resourceGroups"))
-    return queue, borrowing
+    limits = _resource_groups(queue, spec.get("resourceGroups"), v.join(field, "resourceGroups"))
+    return queue, limits
 
 
-def _resource_groups(queue: QueueSpec, value: Any, field: str) -> list[str]:
+def _resource_groups(queue: QueueSpec, value: Any, field: str) -> dict[str, list[str]]:
     """Quotas per resource; the flavor of each resource is kept in ``extra["flavors"]``."""
     flavors: dict[str, str] = {}
-    borrowing_fields: list[str] = []
+    limits: dict[str, list[str]] = {"borrowingLimit": [], "lendingLimit": []}
     for index, group in enumerate(v.sequence(value, field)):
         where = v.join(field, index)
         group = v.mapping(group, where, optional=False)
@@ -211,17 +215,17 @@ def _resource_groups(queue: QueueSpec, value: Any, field: str) -> list[str]:
                 )
             seen.append(resource)
             flavors[resource] = flavor_name
-            _quota(queue, resource, quota, quota_field, borrowing_fields)
+            _quota(queue, resource, quota, quota_field, limits)
         missing = [r for r in covered if r not in seen]
         if missing:
             raise v.DeclarationError(
                 quotas_field, f"flavor {flavor_name!r} gives no quota for {', '.join(missing)}"
             )
     queue.extra["flavors"] = flavors
-    return borrowing_fields
+    return limits
 
 
-def _quota(queue: QueueSpec, resource: str, quota: dict, field: str, borrowing_fields: list) -> None:
+def _quota(queue: QueueSpec, resource: str, quota: dict, field: str, limits: dict[str, list[str]]) -> None:
     def amount(key: str) -> int | None:
         return None if quota.get(key) is None else quantity(resource, quota[key], v.join(field, key))
 
@@ -232,13 +236,13 @@ def _quota(queue: QueueSpec, resource: str, quota: dict, field: str, borrowing_f
     borrowing = amount("borrowingLimit")
     if borrowing is not None:
         queue.max[resource] = nominal + borrowing
-        borrowing_fields.append(v.join(field, "borrowingLimit"))
+        limits["borrowingLimit"].append(v.join(field, "borrowingLimit"))
     lending = amount("lendingLimit")
     if lending is not None:
         if lending > nominal:
             raise v.DeclarationError(v.join(field, "lendingLimit"), "must not be more than nominalQuota")
         queue.lending_limit[resource] = lending
-        queue.extra.setdefault("lending_fields", []).append(v.join(field, "lendingLimit"))
+        limits["lendingLimit"].append(v.join(field, "lendingLimit"))
 
 
 def _preemption(value: Any, field: str) -> bool:

@@ -5,7 +5,7 @@ import pytest
 
 from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec
 
-from .helpers import GIB, flavors, load_example, local_queues, specs_by_name
+from .helpers import GIB, flavors, load_example, load_text, local_queues, specs_by_name
 
 pytestmark = pytest.mark.django_db
 
@@ -128,3 +128,13 @@ def test_yunikorn_configmap_queue_tree_by_full_path():
     assert specs["root.ml.vision"].reclaimable is False  # preemption.policy: disabled
     assert specs["root.sandbox"].extra == {"parent": True}
     assert specs["root.ml.nlp"].field == "data.queues.yaml.partitions[0].queues[0].queues[0].queues[0]"
+
+
+def test_a_cluster_queue_without_a_namespace_selector_admits_nothing():
+    """Kueue's API (apis/kueue/v1beta2/clusterqueue_types.go): a null namespaceSelector is "a
+    nothing selector (no namespaces eligible)": the queue is closed, and still lends its quota."""
+    text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+    text += "spec: {cohortName: c}\n"
+    spec = specs_by_name(load_text(text))["cq"]
+
+    assert (spec.open, spec.parent, spec.extra["namespaceSelector"]) == (False, "c", None)
