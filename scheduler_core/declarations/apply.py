@@ -24,6 +24,7 @@ from typing import Any
 
 from django.db import transaction
 
+from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import Gang, Member
 from scheduler_core.services.queues import queue_require
 from scheduler_core.services.tenancy import CLI, Actor
@@ -43,7 +44,12 @@ from .gang_writes import (
     provisional_write,
     replica_write,
 )
+from .koordinator import SOURCE as KOORDINATOR
+from .pod_fields import SOURCE_V1ALPHA2
 from .pod_writes import pod_queue, pods_write
+from .podgroup import LEGACY_SOURCE as PODGROUP_LEGACY
+from .podgroup import SOURCE as PODGROUP
+from .queue_objects import queues_write
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, Plan, PodSpec
 from .upstream import SOURCE_V1ALPHA1, replica_gang
@@ -80,6 +86,9 @@ def manifests_apply(documents: list[Any], *, actor: Actor = CLI, submitter: str 
     with priority_classes(manifests):
         plan = _plan(_load(manifests))
     with transaction.atomic():
+        # Queues first, the tree as a whole (unknown parent, cycle, max below guarantee), so the
+        # gangs of the same apply may name them.
+        queues_write(plan.loaded)
         result = _write(plan, actor, submitter)
         if result.changed:
             transaction.on_commit(_wake_scheduler)
@@ -149,6 +158,7 @@ def _plan(loaded: list[Loaded]) -> Plan:
     applications_plan(declared, pods, pods_by_gang)  # YuniKorn: gang groups, placeholders
     for key in declared:
         refs.pop(key, None)
+    _queues_adopt(pods_by_gang, declared)
     _queues_check(pods.values(), declared)
     for key, members in pods_by_gang.items():
         gang = declared.get(key)
@@ -156,6 +166,38 @@ def _plan(loaded: list[Loaded]) -> Plan:
             for pod in members:
                 _constraints_default(pod, gang)
     return Plan(loaded, declared, pods, refs, pods_by_gang)
+
+
+#: Formats whose gang declaration cannot name a queue: their gang is in the queue its pods name.
+_QUEUELESS = {PODGROUP, PODGROUP_LEGACY, SOURCE_V1ALPHA1, SOURCE_V1ALPHA2, KOORDINATOR}
+
+
+def _queues_adopt(pods_by_gang: dict, gangs: dict) -> None:
+    """A scheduler-plugins PodGroup, an upstream Workload or a Koordinator gang names no queue;
+    its pods' own key does (KAI's ``kai.scheduler/queue``...). ``_queues_check`` then refuses a
+    pod naming another."""
+    for key, pods in pods_by_gang.items():
+        gang = gangs.get(key)
+        if gang is None or gang.source_format not in _QUEUELESS or gang.queue != DEFAULT_QUEUE:
+            continue
+        gang.queue = next((pod.gang.queue for pod in pods if pod.gang.queue), gang.queue)
+
+
+def _queue_keep(spec: GangSpec, stored: Gang | None) -> None:
+    """Re-applying a queueless gang's declaration keeps the queue its pods gave it."""
+    if stored is not None and spec.source_format in _QUEUELESS and spec.queue == DEFAULT_QUEUE:
+        spec.queue = stored.queue
+
+
+def _queue_adopt_stored(gang: Gang, pods: list[PodSpec]) -> None:
+    """Pods joining a queueless gang applied earlier (a PodGroup, then its pods, as a real
+    cluster sends them) put it in the queue they name, while it is still in the default one."""
+    if gang.source_format not in _QUEUELESS or gang.queue != DEFAULT_QUEUE:
+        return
+    asked = next((pod.gang.queue for pod in pods if pod.gang.queue), None)
+    if asked:
+        gang.queue = asked
+        Gang.objects.filter(pk=gang.pk).update(queue=asked)
 
 
 def _queues_check(pods, gangs: dict) -> None:
@@ -209,6 +251,7 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
     gangs_out: dict[str, Gang] = {}
     groups = groups_write(plan.gangs.values())
     for key, spec in plan.gangs.items():
+        _queue_keep(spec, existing.get(key))
         gang, status = gang_write(spec, existing.get(key), groups, submitter, actor)
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(gang_line(gang, status))
@@ -229,6 +272,7 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
             gang = replica_write(ref, gang, submitter, actor) or gang
             existing[key] = gang
         if gang is not None and not gang.provisional:
+            _queue_adopt_stored(gang, plan.pods_by_gang[key])
             _queues_check(plan.pods_by_gang[key], {key: gang})
             gangs_out[key] = gang  # declared by an earlier apply: the pods just join it
             continue

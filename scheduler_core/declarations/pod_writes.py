@@ -4,6 +4,7 @@ while its labels and annotations may change, and a gang never exceeds its total-
 
 from __future__ import annotations
 
+from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import Gang, Member
 
 from . import validate as v
@@ -13,26 +14,13 @@ from .spec import Plan, PodSpec
 #: Member fields a bound pod may still change (metadata); the others are its immutable spec.
 #: Its queue is read from its labels and annotations, which Kubernetes lets change.
 METADATA_FIELDS = ("labels", "annotations", "preemptible", "queue")
-#: Where a pod names its queue, in each format: (labels or annotations, key). The first found
-#: wins; a gang's member is charged to its gang's queue whatever its own keys say.
-QUEUE_KEYS = (
-    ("labels", "kueue.x-k8s.io/queue-name"),
-    ("annotations", "scheduling.volcano.sh/queue-name"),
-    ("labels", "kai.scheduler/queue"),
-    ("annotations", "yunikorn.apache.org/queue"),
-    ("labels", "queue"),  # YuniKorn's older label
-)
 
 
 def pod_queue(pod: PodSpec) -> str:
-    """The queue a pod names (Member.queue): the reader's, else its queue keys, else default."""
-    if pod.queue:
-        return pod.queue
-    for where, key in QUEUE_KEYS:
-        value = getattr(pod, where).get(key)
-        if value:
-            return value[:253]
-    return "default"
+    """The queue a pod names (Member.queue): what its own keys say (``pod_queues.py`` reads them
+    into ``PodSpec.queue``), else the default queue. A gang's member is charged to its gang's
+    queue whatever its own keys say."""
+    return pod.queue or DEFAULT_QUEUE
 
 
 def pods_write(plan: Plan, gangs: dict[str, Gang], submitter: str) -> dict[str, str]:

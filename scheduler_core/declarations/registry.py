@@ -16,7 +16,10 @@ Deployment, StatefulSet and PriorityClass were removed in 1.16 and 1.22); schedu
 PodGroup in ``v1alpha1`` (its only version, in ``scheduling.x-k8s.io`` and, before that,
 ``scheduling.sigs.k8s.io``); Volcano's PodGroup in ``v1beta1`` and vcjob in
 ``v1alpha1`` (the versions its CRDs serve); the upstream Workload API in ``v1alpha1`` (1.35) and
-``v1alpha2`` (1.36, with its PodGroup); gangsched's own GangJob in ``v1``.
+``v1alpha2`` (1.36, with its PodGroup); gangsched's own GangJob in ``v1``. Queues: Volcano's in
+``v1beta1``, KAI's in ``v2``, Kueue's ClusterQueue, LocalQueue and ResourceFlavor in ``v1beta1``
+and ``v1beta2`` and its Cohort also in ``v1alpha1`` (Kueue 0.12 and earlier); a ``v1 ConfigMap``
+only when it is YuniKorn's ``yunikorn-configs``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from . import (
     kueue,
     pod_fields,
     podgroup,
+    queues_kai,
+    queues_kueue,
+    queues_volcano,
+    queues_yunikorn,
     upstream,
     volcano,
     workloads,
@@ -57,6 +64,14 @@ OBJECTS: dict[tuple[str, str], Load] = {
     (pod_fields.V1ALPHA2, "Workload"): upstream.load_workload,
     (pod_fields.V1ALPHA2, "PodGroup"): upstream.load_podgroup,
     ("gangsched.io/v1", "GangJob"): gangjob.load,
+    # Queues (issue 19): operators' objects (cluster.OPERATOR_KINDS), read into queue_spec.py.
+    (queues_volcano.API_VERSION, "Queue"): queues_volcano.load_queue,
+    (queues_kai.API_VERSION, "Queue"): queues_kai.load_queue,
+    **{(version, "ClusterQueue"): queues_kueue.load_cluster_queue for version in queues_kueue.VERSIONS},
+    **{(version, "Cohort"): queues_kueue.load_cohort for version in queues_kueue.COHORT_VERSIONS},
+    **{(version, "LocalQueue"): queues_kueue.load_local_queue for version in queues_kueue.VERSIONS},
+    **{(version, "ResourceFlavor"): queues_kueue.load_flavor for version in queues_kueue.VERSIONS},
+    ("v1", "ConfigMap"): queues_yunikorn.load_config_map,  # only yunikorn-configs
 }
 POD_READERS = (koordinator.pod_gang, podgroup.pod_gang, volcano.pod_gang, yunikorn.pod_gang, kueue.pod_gang)
 

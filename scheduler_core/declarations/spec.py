@@ -130,8 +130,8 @@ class PodSpec:
     preemptible: bool = True
     # The workload that creates this pod ("job.batch/train"); empty: a bare Pod (Member.owner).
     owner: str = ""
-    # The queue a pod scheduled alone is charged to (Member.queue), where a reader knows it;
-    # None: pod_writes.pod_queue reads the pod's queue keys (default: "default").
+    # The queue its own labels or annotations name (``pod_queues.py``); None: its gang's, or the
+    # default queue for a pod scheduled alone (``pod_writes.pod_queue``, Member.queue).
     queue: str | None = None
 
     @property

@@ -23,6 +23,7 @@ from . import validate as v
 from .cluster import priority_default, priority_resolve
 from .documents import Manifest
 from .pod_fields import pod_spec_gang, preemptable
+from .pod_queues import pod_queue
 from .spec import GangRef, Loaded, PodSpec
 
 PodReader = Callable[[str, dict[str, str], dict[str, str], str], GangRef | None]
@@ -112,6 +113,7 @@ def pod_spec(
         )
     duration = annotations.get(DURATION_ANNOTATION)
     priority = priority_of(spec, spec_field)
+    queue = _queue_of(gang, labels, annotations, meta_field)
     return PodSpec(
         namespace=namespace,
         name=name,
@@ -129,7 +131,21 @@ def pod_spec(
         annotations=annotations,
         scheduler_name=chosen,
         preemptible=_preemptible(labels, annotations, meta_field),
+        queue=queue,
     )
+
+
+def _queue_of(gang: GangRef | None, labels: dict, annotations: dict, field: str) -> str | None:
+    """The queue the pod's own keys name (``pod_queues.py``); its gang reference asks for it too."""
+    asked = pod_queue(labels, annotations, field)
+    if asked is None:
+        return gang.queue if gang is not None else None
+    queue, where = asked
+    if gang is not None:
+        if gang.queue and gang.queue != queue:
+            raise v.DeclarationError(where, f"names queue {queue!r} but {gang.field} asks for {gang.queue!r}")
+        gang.queue = queue
+    return queue
 
 
 def pod_gang_read(

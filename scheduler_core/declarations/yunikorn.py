@@ -18,7 +18,7 @@ task group's capacity with placeholders (``yunikorn_apps.py``).
 | task group ``nodeSelector``, ``tolerations``, ``affinity`` | members that set none get these | none |
 | ``schedulingPolicyParameters`` ``placeholderTimeoutInSeconds`` | wait_seconds | 900 s (YuniKorn's 15 min) |
 | ``schedulingPolicyParameters`` ``gangSchedulingStyle`` (Soft/Hard) | style | Soft |
-| label ``queue`` | queue | ``default`` |
+| label ``queue`` (or ``yunikorn.apache.org/queue``; ``ml`` is ``root.ml``) | queue | ``default`` |
 | label ``applicationId`` (or ``yunikorn.apache.org/app-id``) | application, gang names, group | required |
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 
 from . import node_constraints
 from . import validate as v
+from .pod_queues import yunikorn_queue
 from .spec import GangRef, GangSpec
 
 PREFIX = "yunikorn.apache.org/"
@@ -59,8 +60,8 @@ def pod_gang(
     if TASK_GROUPS not in annotations:
         return ref  # declared by another pod of the application (the driver, usually)
     wait, style = _policy(annotations.get(POLICY, ""), v.join(annotations_field, POLICY))
-    queue = labels.get("queue", "default")
-    v.text(queue, v.join(field, "labels", "queue"), max_length=63)
+    named = yunikorn_queue(labels, annotations, field)
+    queue = named[0] if named else "default"
     gangs = _task_groups(
         namespace, app, app_field, annotations[TASK_GROUPS], v.join(annotations_field, TASK_GROUPS)
     )

@@ -29,6 +29,7 @@ from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor
 
+from .delete import NotFound
 from .queue_checks import queue_active, queues_check, spec_of
 from .tenancy import CHANGE_ALL, Actor
 
@@ -60,8 +61,9 @@ class QueueInUse(ValueError):
     """Deleting a queue that children, LocalQueues or active work still need (the API's 409)."""
 
 
-class QueueNotFound(ValueError):
-    """A queue, LocalQueue or flavor to remove, close or open does not exist (the API's 404)."""
+class QueueNotFound(NotFound):
+    """A queue, LocalQueue or flavor to remove, close or open does not exist (the API's 404;
+    ``delete -f`` reports it as any missing object)."""
 
 
 # ---------------------------------------------------------------- Queue

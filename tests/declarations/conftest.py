@@ -6,7 +6,13 @@ import pytest
 
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.declarations.documents import documents_parse
-from tests.api.conftest import _empty_token_cache, _own_cache_prefix, as_alice  # noqa: F401  (API clients)
+from tests.api.conftest import (  # noqa: F401  (API clients)
+    _empty_token_cache,
+    _own_cache_prefix,
+    as_alice,
+    as_olga,
+    as_vera,
+)
 from tests.reference import REFERENCE  # noqa: F401  (the reference manifests, for the tests here)
 
 #: Our own small manifests, so these tests do not depend on shared/ alone.

@@ -25,6 +25,11 @@ BAD = [None, True, 2**63, 1.5, math.nan, "x", [1, 2], {"a": 1}]
 #: The kinds no example file holds: a Node, a Namespace, the older scheduler-plugins PodGroup, a
 #: PriorityClass, a Pod with every constraint (tolerations, node affinity).
 MORE = """
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: org}
+spec: {parent: all, fairSharing: {weight: "2"}}
+---
 apiVersion: v1
 kind: Node
 metadata: {name: n1, labels: {zone: a}}
@@ -66,6 +71,7 @@ spec:
 
 def samples() -> list[tuple[str, dict]]:
     files = [*sorted(REFERENCE.glob("*.yaml")), *sorted(EXAMPLES.glob("*.yaml")), *sorted(OWN.glob("*.yaml"))]
+    files += sorted(EXAMPLES.glob("queues/*.yaml"))
     found = [(path.name, doc) for path in files for doc in yaml.safe_load_all(Path(path).read_text()) if doc]
     return found + [("MORE", doc) for doc in yaml.safe_load_all(MORE)]
 

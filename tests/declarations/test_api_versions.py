@@ -103,8 +103,17 @@ def test_every_listed_version_reaches_its_kinds_reader(api_version, kind):
 
 def test_an_unknown_kind_is_still_refused_naming_kind():
     with pytest.raises(DeclarationError) as error:
+        manifests_apply([document("v1", "Secret")])
+    assert error.value.field == "kind" and "does not read Secret of v1" in error.value.reason
+
+
+def test_a_config_map_other_than_yunikorns_is_refused_naming_its_name():
+    """Only YuniKorn's ``yunikorn-configs`` ConfigMap is read (its queues.yaml)."""
+    with pytest.raises(DeclarationError) as error:
         manifests_apply([document("v1", "ConfigMap")])
-    assert error.value.field == "kind" and "does not read ConfigMap of v1" in error.value.reason
+    assert (
+        error.value.field == "metadata.name" and "only the ConfigMap yunikorn-configs" in error.value.reason
+    )
 
 
 def test_the_docs_list_exactly_the_accepted_versions():

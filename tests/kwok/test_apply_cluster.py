@@ -50,8 +50,12 @@ def test_a_node_without_resources_or_with_a_bad_quantity_is_refused(tmp_path):
 
 
 def test_an_unknown_kind_is_refused_naming_it_and_nothing_is_created(tmp_path):
+    text = NODES + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\ndata: {a: b}\n"
+    with pytest.raises(CommandError, match="does not read Secret of v1"):
+        manage("apply", "-f", write(tmp_path, text))
+    # A ConfigMap is read only when it is YuniKorn's yunikorn-configs (docs/queues.md).
     text = NODES + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
-    with pytest.raises(CommandError, match="does not read ConfigMap of v1"):
+    with pytest.raises(CommandError, match=r"metadata.name: gangsched reads only the ConfigMap"):
         manage("apply", "-f", write(tmp_path, text))
     assert not Node.objects.exists()
 
