@@ -100,7 +100,8 @@ class QueueObject:
     def delete(self) -> str:
         from scheduler_core.services.queues import queue_remove
 
-        return queue_remove(self.spec.name)
+        queue_remove(self.spec.name)
+        return ""  # kubectl says "deleted"; nothing to add
 
 
 @dataclass
@@ -120,7 +121,8 @@ class LocalQueueObject:
     def delete(self) -> str:
         from scheduler_core.services.queues import local_queue_remove
 
-        return local_queue_remove(self.spec.namespace, self.spec.name)
+        local_queue_remove(self.spec.namespace, self.spec.name)
+        return ""
 
 
 @dataclass
@@ -140,7 +142,8 @@ class FlavorObject:
     def delete(self) -> str:
         from scheduler_core.services.queues import flavor_remove
 
-        return flavor_remove(self.spec.name)
+        flavor_remove(self.spec.name)
+        return ""
 
 
 @dataclass
@@ -168,6 +171,10 @@ class QueueTreeObject:
         for spec in reversed(self.specs):
             queue_remove(spec.name)
         return f"{len(self.specs)} queues"
+
+
+#: The objects that are queues (``delete -f`` removes them after the rest, children first).
+QUEUE_OBJECTS = (QueueObject, QueueTreeObject)
 
 
 def queues_write(loaded: list[Any]) -> None:

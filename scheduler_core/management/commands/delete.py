@@ -27,9 +27,11 @@ from django.db import transaction
 from scheduler_core.declarations import DeclarationError, documents_parse
 from scheduler_core.declarations.cluster import priority_classes
 from scheduler_core.declarations.documents import documents_expand
+from scheduler_core.declarations.queue_objects import QUEUE_OBJECTS
 from scheduler_core.declarations.registry import manifest_load
 from scheduler_core.models import Gang
 from scheduler_core.services import delete
+from scheduler_core.services.queues import QueueInUse
 
 from .apply import manifest_files
 
@@ -102,9 +104,23 @@ class Command(BaseCommand):
             raise CommandError(f"{where}: {error.reason}") from None
         missing, lines = [], []
         self.gone: set[str] = set()  # gangs deleted by this file: their pods went with them
-        with transaction.atomic():
-            for item in loaded:
-                missing += self._loaded(item, lines)
+        # In the file's order, as kubectl does, except queues: those go after everything else
+        # and last to first, so a child queue goes before its parent and a gang before the queue
+        # it names. Reported in the file's order.
+        queues = [
+            i for i, item in enumerate(loaded) if any(isinstance(o, QUEUE_OBJECTS) for o in item.objects)
+        ]
+        order = [i for i in range(len(loaded)) if i not in queues] + queues[::-1]
+        per_item: dict[int, list[str]] = {}
+        try:
+            with transaction.atomic():
+                for i in order:
+                    per_item[i] = []
+                    missing += self._loaded(loaded[i], per_item[i])
+        except QueueInUse as error:
+            raise CommandError(f"{label}: {error}") from None
+        for i in range(len(loaded)):
+            lines += per_item[i]
         for line in lines:
             self.stdout.write(line)
         return missing

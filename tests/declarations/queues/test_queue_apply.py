@@ -61,7 +61,12 @@ def test_delete_f_removes_the_queues_of_a_file():
 
     call_command("delete", "-f", str(path), stdout=out)
 
-    assert "queue.scheduling.volcano.sh/ml-training" in out.getvalue()
+    # kubectl's lines, in the file's order, though children were deleted before their parent
+    assert out.getvalue().splitlines() == [
+        'queue.scheduling.volcano.sh "ml" deleted',
+        'queue.scheduling.volcano.sh "ml-training" deleted',
+        'queue.scheduling.volcano.sh "ml-inference" deleted',
+    ]
     assert apply_text(path.read_text()).lines[0].endswith(" created")  # gone, so created again
 
 
