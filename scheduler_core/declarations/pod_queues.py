@@ -17,13 +17,13 @@ gang reference, which must then agree with the gang's queue (``apply._queues_che
 from __future__ import annotations
 
 from . import validate as v
-from .queues_yunikorn import queue_path
 
 KAI_QUEUE, KAI_LEGACY_QUEUE = "kai.scheduler/queue", "runai/queue"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 YUNIKORN_QUEUE, YUNIKORN_LABEL = "yunikorn.apache.org/queue", "queue"
 YUNIKORN_APP = ("applicationId", "yunikorn.apache.org/app-id")
+YUNIKORN_ROOT = "root"  # the root of YuniKorn's queue tree
 MAX_QUEUE_NAME = 63  # Gang.queue's length
 
 
@@ -65,3 +65,12 @@ def pod_queue(labels: dict[str, str], annotations: dict[str, str], field: str) -
         if queue != found[0][0]:
             raise v.DeclarationError(where, f"names queue {queue!r} but {found[0][1]} names {found[0][0]!r}")
     return found[0] if found else None
+
+
+def queue_path(name: str) -> str:
+    """A pod's queue label as YuniKorn resolves it: ``ml.nlp`` is ``root.ml.nlp``. Here, not in
+    ``queues_yunikorn``, so reading a pod never imports the queue writers."""
+    name = name.lower()
+    return (
+        name if name == YUNIKORN_ROOT or name.startswith(YUNIKORN_ROOT + ".") else f"{YUNIKORN_ROOT}.{name}"
+    )

@@ -256,9 +256,3 @@ def yunikorn_quantity(text: str, field: str, *, vcore: bool) -> int:
     if amount > cap:
         raise v.DeclarationError(field, f"{text!r} is too large (at most {cap} canonical units)")
     return amount
-
-
-def queue_path(name: str) -> str:
-    """A pod's queue label as YuniKorn resolves it: ``ml.nlp`` is ``root.ml.nlp``."""
-    name = name.lower()
-    return name if name == ROOT or name.startswith(ROOT + ".") else f"{ROOT}.{name}"

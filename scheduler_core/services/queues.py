@@ -29,7 +29,6 @@ from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor
 
-from .delete import NotFound
 from .queue_checks import queue_active, queues_check, spec_of
 from .tenancy import CHANGE_ALL, Actor
 
@@ -61,9 +60,10 @@ class QueueInUse(ValueError):
     """Deleting a queue that children, LocalQueues or active work still need (the API's 409)."""
 
 
-class QueueNotFound(NotFound):
+class QueueNotFound(ValueError):
     """A queue, LocalQueue or flavor to remove, close or open does not exist (the API's 404;
-    ``delete -f`` reports it as any missing object)."""
+    ``delete -f`` reports it as any missing object; not ``delete.NotFound``, whose module
+    reaches the scheduling loop and back to the manifest readers)."""
 
 
 # ---------------------------------------------------------------- Queue

@@ -31,7 +31,7 @@ from scheduler_core.declarations.queue_objects import QUEUE_OBJECTS
 from scheduler_core.declarations.registry import manifest_load
 from scheduler_core.models import Gang
 from scheduler_core.services import delete
-from scheduler_core.services.queues import QueueInUse
+from scheduler_core.services.queues import QueueInUse, QueueNotFound
 
 from .apply import manifest_files
 
@@ -131,7 +131,7 @@ class Command(BaseCommand):
         for obj in item.objects:
             try:
                 extra = obj.delete()
-            except delete.NotFound:
+            except (delete.NotFound, QueueNotFound):
                 continue
             found = True
             lines.append(_line(kind, name, extra=extra))
