@@ -32,6 +32,7 @@ from .snapshot_json import (  # noqa: F401  (re-exported: callers and tests use 
     toleration_from_json,
     toleration_to_json,
 )
+from .snapshot_queues import queues_read
 
 #: Gang phases after which a gang is history, not work: the snapshot leaves such a gang out
 #: unless it still has pods that hold capacity (then the engine needs it to account for them).
@@ -113,7 +114,8 @@ def group_to_engine(group: GangGroup) -> engine.GangGroup:
 
 
 def build_snapshot() -> engine.Snapshot:
-    """The cluster and its work as the engine sees it, read in four queries.
+    """The cluster and its work as the engine sees it, read in five queries (the queue tree is
+    one: ``snapshot_queues.py``).
 
     Pods: every member that holds or wants capacity (Pending, Running). Gangs: every gang not
     done, plus done gangs that still have such pods. Groups and nodes: all of them. Call it inside
@@ -125,6 +127,7 @@ def build_snapshot() -> engine.Snapshot:
     result equals ``*_to_engine`` applied to the rows.
     """
     decode = _JSONCache()
+    queues, resolve = queues_read()
     has_live_pods = Exists(Member.objects.filter(gang=OuterRef("pk"), phase__in=ACTIVE_MEMBER_PHASES))
     gang_rows = (
         Gang.objects.filter(~Q(phase__in=DONE_PHASES) | Q(has_live_pods))
@@ -175,7 +178,7 @@ def build_snapshot() -> engine.Snapshot:
             priority=priority,
             placement=Placement(placement),
             preemptible=preemptible,
-            queue=queue,
+            queue=resolve(namespace, queue),
             satisfied=satisfied,
             wait_started=wait_started,
             fallen_back=fallen_back,
@@ -233,6 +236,7 @@ def build_snapshot() -> engine.Snapshot:
             "duration_seconds",
             "preemptible",
             "terminating",
+            "queue",
         )
     )
     pods = tuple(
@@ -252,6 +256,8 @@ def build_snapshot() -> engine.Snapshot:
             duration=duration,
             preemptible=preemptible,
             terminating=terminating,
+            # A pod alone is charged to its own queue (Member.queue), a member to its gang's.
+            queue=engine.DEFAULT_QUEUE if gang_name is not None else resolve(namespace, own_queue),
         )
         for (
             namespace,
@@ -270,6 +276,7 @@ def build_snapshot() -> engine.Snapshot:
             duration,
             preemptible,
             terminating,
+            own_queue,
         ) in member_rows
     )
     node_rows = (
@@ -304,6 +311,7 @@ def build_snapshot() -> engine.Snapshot:
             engine.GangGroup(key=key, members=tuple(members))
             for key, members in GangGroup.objects.order_by("key").values_list("key", "members")
         ),
+        queues=queues,
     )
 
 

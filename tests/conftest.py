@@ -30,12 +30,13 @@ def operators_group() -> Group:
     flush empties every table, this group included, so tests that need it make it again."""
     migrations = {
         name: importlib.import_module(f"dashboard.migrations.{name}")
-        for name in ("0001_operators_group", "0003_operators_manage_cluster")
+        for name in ("0001_operators_group", "0003_operators_manage_cluster", "0006_operators_manage_queues")
     }
     grants = {
         app: list(codenames) for app, codenames in migrations["0001_operators_group"].PERMISSIONS.items()
     }
     grants["scheduler_core"] += migrations["0003_operators_manage_cluster"].CODENAMES
+    grants["scheduler_core"] += migrations["0006_operators_manage_queues"].CODENAMES
     grants["dashboard"] = ["add_simulationrun"]  # 0002_simulationrun
     group, _ = Group.objects.get_or_create(name="operators")
     for app_label, codenames in grants.items():

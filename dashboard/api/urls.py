@@ -1,8 +1,9 @@
-"""``/api/v1/``: gangs (namespace/name in the path), events, nodes, the cluster, manifests, tokens."""
+"""``/api/v1/``: gangs (namespace/name in the path), events, nodes, the cluster, manifests, queues,
+tokens."""
 
 from django.urls import path
 
-from . import auth, cluster, gangs, manifests, simulations
+from . import auth, cluster, gangs, manifests, queues, simulations
 
 app_name = "api"
 
@@ -17,6 +18,10 @@ urlpatterns = [
     path("events/", cluster.EventListApi.as_view(), name="events"),
     path("nodes/", cluster.NodeListApi.as_view(), name="nodes"),
     path("cluster/", cluster.ClusterApi.as_view(), name="cluster"),
+    path("queues/", queues.QueueListApi.as_view(), name="queues"),
+    path("queues/<str:name>/", queues.QueueDetailApi.as_view(), name="queue"),
+    path("queues/<str:name>/close/", queues.QueueCloseApi.as_view(), name="queue-close"),
+    path("queues/<str:name>/open/", queues.QueueOpenApi.as_view(), name="queue-open"),
     path("simulations/", simulations.SimulationListStartApi.as_view(), name="simulations"),
     path("simulations/<int:pk>/", simulations.SimulationDetailApi.as_view(), name="simulation"),
 ]

@@ -25,6 +25,7 @@ from typing import Any
 from django.db import transaction
 
 from scheduler_core.models import Gang, Member
+from scheduler_core.services.queues import queue_require
 from scheduler_core.services.tenancy import CLI, Actor
 
 from . import validate as v
@@ -42,7 +43,7 @@ from .gang_writes import (
     provisional_write,
     replica_write,
 )
-from .pod_writes import pods_write
+from .pod_writes import pod_queue, pods_write
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, Plan, PodSpec
 from .upstream import SOURCE_V1ALPHA1, replica_gang
@@ -203,6 +204,7 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
         )
     }
     _ownership_check(plan, existing, actor)
+    _queue_access_check(plan, existing, actor)
     statuses: dict[str, str] = {}
     gangs_out: dict[str, Gang] = {}
     groups = groups_write(plan.gangs.values())
@@ -259,6 +261,28 @@ def _ownership_check(plan: Plan, gangs: dict[str, Gang], actor: Actor) -> None:
     if not actor.changes_all:
         for member in Member.objects.filter(keys_q(plan.pods)).only("namespace", "name", "submitter"):
             actor.require(member.submitter, f"pod {member.key}")
+
+
+def _queue_access_check(plan: Plan, gangs: dict[str, Gang], actor: Actor) -> None:
+    """Before the first write: a submitter puts new work (or moves work) only into queues they
+    may use; one they may not reads as a missing queue (services/queues.py)."""
+    if actor.changes_all:
+        return
+    for key, spec in plan.gangs.items():
+        if key not in gangs or gangs[key].queue != spec.queue:
+            queue_require(actor, spec.namespace, spec.queue, spec.field)
+    for key, ref in plan.refs.items():
+        if key not in gangs:
+            queue_require(actor, ref.namespace, ref.queue or "default", ref.field)
+    alone = {key: pod for key, pod in plan.pods.items() if pod.gang is None}
+    stored = {}
+    if alone:
+        rows = Member.objects.filter(keys_q(alone)).values_list("namespace", "name", "queue")
+        stored = {f"{ns}/{name}": queue for ns, name, queue in rows}
+    for key, pod in alone.items():
+        queue = pod_queue(pod)
+        if stored.get(key) != queue:
+            queue_require(actor, pod.namespace, queue, pod.field)
 
 
 def _pods_joined_record(plan: Plan, gangs: dict[str, Gang], statuses, pod_statuses, actor: Actor) -> None:

@@ -44,6 +44,8 @@ DEFAULT_PRIORITY_CLASSES = {"high": 1000, "default": 0, "low": -100}
 MAX_USER_PRIORITY = 1_000_000_000
 PRIORITY_GROUP = "scheduling.k8s.io"
 PRIORITY_API_VERSION = f"{PRIORITY_GROUP}/v1"
+#: The permission to create, change and delete queues (the operators group has it).
+QUEUE_PERMISSION = "scheduler_core.change_queue"
 
 
 def _metadata(manifest: Manifest) -> tuple[str, dict[str, Any]]:
@@ -217,6 +219,15 @@ def load_priority_class(manifest: Manifest, readers=()) -> Loaded:
 OPERATOR_KINDS = {
     ("", "Node"): "scheduler_core.change_node",
     (PRIORITY_GROUP, "PriorityClass"): "scheduler_core.change_priorityclass",
+    # Queues (issue 19) in every format gangsched reads: only operators create them. YuniKorn's
+    # are in the yunikorn-configs ConfigMap, the only ConfigMap gangsched reads.
+    ("scheduling.volcano.sh", "Queue"): QUEUE_PERMISSION,
+    ("scheduling.run.ai", "Queue"): QUEUE_PERMISSION,
+    ("kueue.x-k8s.io", "ClusterQueue"): QUEUE_PERMISSION,
+    ("kueue.x-k8s.io", "Cohort"): QUEUE_PERMISSION,
+    ("kueue.x-k8s.io", "LocalQueue"): QUEUE_PERMISSION,
+    ("kueue.x-k8s.io", "ResourceFlavor"): QUEUE_PERMISSION,
+    ("", "ConfigMap"): QUEUE_PERMISSION,
 }
 
 

@@ -8,10 +8,30 @@ from scheduler_core.models import Gang, Member
 
 from . import validate as v
 from .gang_writes import CONFIGURED, CREATED, UNCHANGED, keys_q
-from .spec import Plan
+from .spec import Plan, PodSpec
 
 #: Member fields a bound pod may still change (metadata); the others are its immutable spec.
 METADATA_FIELDS = ("labels", "annotations", "preemptible")
+#: Where a pod names its queue, in each format: (labels or annotations, key). The first found
+#: wins; a gang's member is charged to its gang's queue whatever its own keys say.
+QUEUE_KEYS = (
+    ("labels", "kueue.x-k8s.io/queue-name"),
+    ("annotations", "scheduling.volcano.sh/queue-name"),
+    ("labels", "kai.scheduler/queue"),
+    ("annotations", "yunikorn.apache.org/queue"),
+    ("labels", "queue"),  # YuniKorn's older label
+)
+
+
+def pod_queue(pod: PodSpec) -> str:
+    """The queue a pod names (Member.queue): the reader's, else its queue keys, else default."""
+    if pod.queue:
+        return pod.queue
+    for where, key in QUEUE_KEYS:
+        value = getattr(pod, where).get(key)
+        if value:
+            return value[:253]
+    return "default"
 
 
 def pods_write(plan: Plan, gangs: dict[str, Gang], submitter: str) -> dict[str, str]:
@@ -32,7 +52,7 @@ def pods_write(plan: Plan, gangs: dict[str, Gang], submitter: str) -> dict[str, 
     statuses, new = {}, []
     for key, pod in plan.pods.items():
         gang = gangs.get(pod.gang.key) if pod.gang else None
-        fields = pod.member_fields()
+        fields = {**pod.member_fields(), "queue": pod_queue(pod)}
         member = existing.get(key)
         if member is None:
             new.append(

@@ -130,6 +130,9 @@ class PodSpec:
     preemptible: bool = True
     # The workload that creates this pod ("job.batch/train"); empty: a bare Pod (Member.owner).
     owner: str = ""
+    # The queue a pod scheduled alone is charged to (Member.queue), where a reader knows it;
+    # None: pod_writes.pod_queue reads the pod's queue keys (default: "default").
+    queue: str | None = None
 
     @property
     def key(self) -> str:

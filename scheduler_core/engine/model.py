@@ -16,6 +16,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+#: The queue every gang and pod that names no queue is in: no guarantee, no limit.
+DEFAULT_QUEUE = "default"
+
 
 class GangMode(str, enum.Enum):
     """Koordinator's modes: what a member that cannot be placed does to the others."""
@@ -135,6 +138,8 @@ class Pod:
     duration: float | None = None
     preemptible: bool = True
     terminating: bool = False  # being deleted: still holds its node, never a victim again
+    # The leaf queue a pod scheduled alone is charged to; a gang member is charged to its gang's.
+    queue: str = DEFAULT_QUEUE
     # "namespace/name", computed once: the engine looks pods up by key hundreds of thousands
     # of times per cycle.
     key: str = field(init=False, repr=False, compare=False)
@@ -172,7 +177,7 @@ class Gang:
     priority: int | None = None  # None: the highest priority among its pods
     placement: Placement = Placement.BINPACK
     preemptible: bool = True
-    queue: str = "default"
+    queue: str = DEFAULT_QUEUE
     satisfied: bool = False
     wait_started: float | None = None
     fallen_back: bool = False
@@ -206,11 +211,46 @@ class GangGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class Queue:
+    """One queue of the tenant tree (issue 19), as the engine sees it.
+
+    ``name`` is unique and is what gangs name (``Gang.queue``, ``Pod.queue``); ``parent`` is the
+    parent queue's name, None for a top-level queue (the tree's implicit root is the whole
+    cluster). Amounts are the engine's canonical integers per resource:
+
+    - ``guarantee``: what the queue is promised when it has demand (Kueue nominalQuota, Volcano
+      deserved/guarantee, YuniKorn guaranteed, KAI quota); a missing resource is 0;
+    - ``max``: the most it may use, borrowing included (Kueue nominal+borrowingLimit, Volcano
+      capability, YuniKorn max, KAI limit); a missing resource is unlimited;
+    - ``lending_limit``: the most of its unused guarantee it lends to others; missing: all of it;
+    - ``weight``: its share of what is left over its parent's children's guarantees (over-quota
+      weight), > 0;
+    - ``reclaimable``: whether what it borrowed may be taken back by reclaim;
+    - ``open``: a closed queue places nothing new (what runs keeps running).
+
+    Work is placed only in leaf queues; an inner queue aggregates its children.
+    """
+
+    name: str
+    parent: str | None = None
+    guarantee: Mapping[str, int] = field(default_factory=dict)
+    max: Mapping[str, int] = field(default_factory=dict)
+    lending_limit: Mapping[str, int] = field(default_factory=dict)
+    weight: float = 1.0
+    reclaimable: bool = True
+    open: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     nodes: tuple[Node, ...] = ()
     pods: tuple[Pod, ...] = ()  # every non-terminal pod: bound and pending
     gangs: tuple[Gang, ...] = ()
     gang_groups: tuple[GangGroup, ...] = ()
+    # The queue tree. Empty: no queues were defined, and everything shares the cluster as one
+    # implicit ``default`` queue with no guarantee and no limit (gangsched before issue 19). A
+    # gang or pod naming a queue missing from a non-empty tree waits and says so.
+    queues: tuple[Queue, ...] = ()
 
 
 #: One hour: no unit is ever passed by work submitted more than an hour after it (see queue.py).

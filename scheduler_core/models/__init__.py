@@ -6,6 +6,7 @@
   BindJournal (a decided placement written before the bind is attempted).
 - ``lease``: SchedulerLease, the single-scheduler lease with its fencing epoch.
 - ``priority``: PriorityClass, applied ``scheduling.k8s.io/v1`` priority classes.
+- ``queues``: Queue (the tenant tree), LocalQueue, ResourceFlavor, QueueAccess (issue 19).
 
 Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 ``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
@@ -16,6 +17,7 @@ from .gangs import Gang, GangGroup, Member, MemberPhase, RestartPolicy
 from .history import BindJournal, BindState, GangEvent, GangEventKind, SchedulingCycle
 from .lease import SchedulerLease
 from .priority import PriorityClass
+from .queues import LocalQueue, Queue, QueueAccess, ResourceFlavor
 
 __all__ = [
     "BindJournal",
@@ -24,10 +26,14 @@ __all__ = [
     "GangEvent",
     "GangEventKind",
     "GangGroup",
+    "LocalQueue",
     "Member",
     "MemberPhase",
     "Node",
     "PriorityClass",
+    "Queue",
+    "QueueAccess",
+    "ResourceFlavor",
     "RestartPolicy",
     "SchedulerLease",
     "SchedulingCycle",

@@ -222,6 +222,9 @@ class Member(models.Model):
     # recreates: deleting it removes it for good (services/delete.py).
     owner = models.CharField(max_length=320, blank=True, default="")
     terminating = models.BooleanField(default=False)
+    # The queue a pod scheduled alone is charged to, as its keys name it (a Kueue LocalQueue
+    # is resolved by snapshot.py); a gang's member is charged to its gang's queue instead.
+    queue = models.CharField(max_length=253, default="default")
     phase = models.CharField(max_length=16, choices=MemberPhase.choices, default=MemberPhase.PENDING)
     node = models.CharField(max_length=253, null=True, blank=True, help_text="Bound to; empty: pending.")
     reserved_node = models.CharField(

@@ -26,6 +26,7 @@ from scheduler_core.validators import (
 )
 
 from .history import event_record
+from .queues import queue_require
 from .tenancy import CLI, Actor
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,8 @@ def gang_submit(
     """Create a gang and its pods in one transaction, with a ``created`` event.
 
     A key or pod name another tenant holds is refused as by ``actor.taken`` (tenancy.py): a
-    submitter is not told what others hold.
+    submitter is not told what others hold. A queue they may not submit to is refused as a
+    missing one (``queue_require``: a DeclarationError naming ``queue``).
 
     Two submissions racing under one name are settled by the unique constraints (the loser gets
     an IntegrityError); the checks here give everyone else a readable error first.
@@ -97,6 +99,8 @@ def gang_submit(
     if holder is not None:
         actor.refuse_taken(holder, f"gang {key}")
     _refuse_existing(namespace, members, actor)
+    # A queue the submitter may not use answers as a missing one (services/queues.py).
+    queue_require(actor, namespace, fields.get("queue", "default"), "queue")
     gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member, **fields)
     for member in members:
         # Its pods are the gang's: its policy recreates them.

@@ -22,7 +22,12 @@ PARAMS = {
     "uidb64": "MQ",
     "token": "made-up-token",
 }
-PARAMS_BY_KEY = {"dashboard:simulation-plot": {"name": "comparison.png"}}
+#: The queue every queue URL names (the matrix's world creates it).
+QUEUE = "matrix-queue"
+PARAMS_BY_KEY = {
+    "dashboard:simulation-plot": {"name": "comparison.png"},
+    **{key: {"name": QUEUE} for key in ("api:queue", "api:queue-close", "api:queue-open")},
+}
 
 NODE = (
     "apiVersion: v1\nkind: Node\nmetadata: {name: n-matrix}\nstatus: {allocatable: {cpu: '4', memory: 8Gi}}\n"
@@ -81,6 +86,10 @@ REQUESTS = {
     ("api:manifests", "POST", "others-pod"): lambda role: _yaml(pod(f"{SECRET}-extra", SECRET)),
     ("api:events", "GET", "gang-filter"): lambda role: {"data": {"gang": f"ml/{SECRET}"}},
     ("api:simulations", "POST", "default"): lambda role: _json(_SIMULATION),
+    ("api:queues", "POST", "default"): lambda role: _json(
+        {"name": f"queue-{role}", "guarantee": {"cpu": "1"}}
+    ),
+    ("api:queue", "PATCH", "default"): lambda role: _json({"weight": 2}),
     ("metrics", "GET", "foreign-address"): lambda role: {"REMOTE_ADDR": "203.0.113.7"},
     ("dashboard:gang-action", "POST", "default"): lambda role: {
         "data": {"action": "kill", "gang": f"ml/{SECRET}", "confirm": "yes", "next": "/timed-out/"}

@@ -46,6 +46,7 @@ def _outcome(name: str, *statuses: int, denial: bool = False) -> Outcome:
 OK = _outcome("200", 200)
 CREATED = _outcome("201", 201)
 ACCEPTED = _outcome("202", 202)
+NO_CONTENT = _outcome("204", 204)
 REDIRECT = _outcome("302", 302)
 LOGIN = _outcome("LOGIN", 401, 302, denial=True)
 HIDDEN = _outcome("HIDDEN", 404, denial=True)
@@ -105,7 +106,15 @@ TABLE: list[Row] = [
     row("api:manifests", "POST", *CHANGES_ALICES, case="others-podgroup"),
     row("api:manifests", "POST", *CHANGES_ALICES, case="others-pod"),
     row("api:events", "GET", *everyone(OK)),
-    row("api:events", "GET", *everyone(OK), case="gang-filter"),  # ?gang=alice's: bob's list is empty
+    row("api:events", "GET", *everyone(OK), case="gang-filter"),
+    # Queues (issue 19): the tree is everyone's to read, the operators' to change.
+    row("api:queues", "GET", *everyone(OK)),
+    row("api:queues", "POST", *OPERATORS_ONLY, CREATED),
+    row("api:queue", "GET", *everyone(OK)),
+    row("api:queue", "PATCH", *OPERATORS_ONLY, OK),
+    row("api:queue", "DELETE", *OPERATORS_ONLY, NO_CONTENT),
+    row("api:queue-close", "POST", *OPERATORS_ONLY, OK),
+    row("api:queue-open", "POST", *OPERATORS_ONLY, OK),  # ?gang=alice's: bob's list is empty
     row("api:nodes", "GET", *everyone(OK)),
     row("api:cluster", "GET", *everyone(OK)),
     row("api:simulations", "GET", *everyone(OK)),

@@ -1,0 +1,255 @@
+"""Queue endpoints (issue 19): the tree with its live figures for everyone signed in; create,
+change, delete, close and open for operators (``scheduler_core.change_queue``).
+
+Every write goes through ``services/queues.py``, so the API refuses what a manifest would, with
+the same reasons: an error's ``field`` is the JSON key (``guarantee.cpu``, ``parent``).
+Amounts are read as Kubernetes quantities (``"500m"``, ``"64Gi"``, ``8``) and answered as the
+engine's canonical integers, as the node endpoints answer them.
+"""
+
+from __future__ import annotations
+
+import django_filters
+from django.db import transaction
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from scheduler_core.declarations.cluster import QUEUE_PERMISSION
+from scheduler_core.declarations.queue_spec import QueueSpec
+from scheduler_core.declarations.validate import DeclarationError
+from scheduler_core.engine.quantity import QuantityError, canonical_amount
+from scheduler_core.models import Queue
+from scheduler_core.queue_figures import QueueFigures, queue_figures
+from scheduler_core.services import queues as service
+
+from .exceptions import ERRORS
+from .fields import ResourceMapField, StrictNumberField, SubdomainNameField
+from .parsers import JSONParser
+from .serializers import StrictSerializer
+
+#: API keys whose service name differs (an error's field is the key the caller sent).
+RENAMES = {"lendingLimit": "lending_limit"}
+
+
+class IsQueueOperator(BasePermission):
+    """Reads for everyone signed in; writes with ``scheduler_core.change_queue`` (operators)."""
+
+    message = "Only operators may create, change, close or delete queues."
+
+    def has_permission(self, request, view) -> bool:
+        return request.method in ("GET", "HEAD", "OPTIONS") or request.user.has_perm(QUEUE_PERMISSION)
+
+
+class QueueOutput(serializers.Serializer):
+    name = serializers.CharField(source="queue.name")
+    parent = serializers.CharField(allow_null=True)
+    path = serializers.CharField(help_text='The names from the top of the tree down, e.g. "ml/nlp".')
+    children = serializers.ListField(child=serializers.CharField())
+    guarantee = serializers.DictField(source="queue.guarantee", child=serializers.IntegerField())
+    max = serializers.DictField(
+        source="queue.max", child=serializers.IntegerField(), help_text="A missing resource: unlimited."
+    )
+    lendingLimit = serializers.DictField(  # noqa: N815 (the API's camelCase)
+        source="queue.lending_limit",
+        child=serializers.IntegerField(),
+        help_text="A missing resource: lends all.",
+    )
+    weight = serializers.FloatField(source="queue.weight")
+    reclaimable = serializers.BooleanField(source="queue.reclaimable")
+    open = serializers.BooleanField(source="queue.open")
+    cohort = serializers.BooleanField(source="queue.cohort")
+    sourceFormat = serializers.CharField(source="queue.source_format")  # noqa: N815
+    used = serializers.DictField(child=serializers.IntegerField(), help_text="Bound pods' requests, subtree.")
+    pending = serializers.DictField(child=serializers.IntegerField(), help_text="Pending pods' requests.")
+    pendingPods = serializers.IntegerField(source="pending_pods")  # noqa: N815
+    borrowed = serializers.DictField(child=serializers.IntegerField(), help_text="Used above the guarantee.")
+
+
+class QueueInput(StrictSerializer):
+    name = SubdomainNameField()
+    parent = SubdomainNameField(required=False, allow_null=True)
+    guarantee = ResourceMapField(required=False)
+    max = ResourceMapField(required=False)
+    lendingLimit = ResourceMapField(required=False)  # noqa: N815
+    weight = StrictNumberField(required=False)
+    reclaimable = serializers.BooleanField(required=False)
+    open = serializers.BooleanField(required=False)
+    cohort = serializers.BooleanField(required=False)
+
+
+class QueueChangeInput(QueueInput):
+    name = None  # the path names the queue
+
+
+class QueueFilter(django_filters.FilterSet):
+    """Filters of the list (applied to the tree before its figures are read)."""
+
+    parent = django_filters.CharFilter(field_name="parent__name", help_text="Children of this queue.")
+    open = django_filters.BooleanFilter()
+    cohort = django_filters.BooleanFilter()
+
+    class Meta:
+        model = Queue
+        fields = ["parent", "open", "cohort"]
+
+
+def _amounts(data: dict, key: str) -> dict[str, int]:
+    try:
+        return {resource: canonical_amount(resource, value) for resource, value in data.items()}
+    except QuantityError as error:
+        raise DeclarationError(key, str(error)) from None
+
+
+def _changes(data: dict) -> dict:
+    changes = {}
+    for key, value in data.items():
+        name = RENAMES.get(key, key)
+        changes[name] = _amounts(value, key) if name in ("guarantee", "max", "lending_limit") else value
+    return changes
+
+
+def _put(spec: QueueSpec) -> str:
+    """``queue_put``, its error's field spelled as the caller's JSON key."""
+    try:
+        return service.queue_put(spec)
+    except DeclarationError as error:
+        field = error.field
+        for api_key, name in RENAMES.items():
+            if field == name or field.startswith(f"{name}."):
+                field = api_key + field[len(name) :]
+        raise DeclarationError(field, error.reason) from None
+
+
+def _figures(name: str) -> QueueFigures:
+    figures = queue_figures().get(name)
+    if figures is None:
+        raise Http404(f"queue {name} not found")
+    return figures
+
+
+def _service_call(call, name: str) -> None:
+    try:
+        call(name)
+    except service.QueueNotFound as error:
+        raise Http404(str(error)) from None
+
+
+class QueueListApi(APIView):
+    """``GET``: the tree, parents before children, with live figures. ``POST``: create a queue."""
+
+    permission_classes = [*APIView.permission_classes, IsQueueOperator]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        operation_id="queues_list",
+        summary="The queue tree with guarantees, max, usage, pending demand and borrowed",
+        parameters=[QueueFilter],
+        responses={200: QueueOutput(many=True), 400: ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        chosen = QueueFilter(request.query_params, queryset=Queue.objects.all())
+        if not chosen.is_valid():
+            raise serializers.ValidationError(chosen.errors)
+        names = set(chosen.qs.values_list("name", flat=True))
+        rows = [figures for name, figures in queue_figures().items() if name in names]
+        return Response(QueueOutput(rows, many=True).data)
+
+    @extend_schema(
+        operation_id="queues_create",
+        summary="Create a queue (operators)",
+        request=QueueInput,
+        responses={201: QueueOutput, 400: ERRORS, 403: ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = QueueInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        name = data.pop("name")
+        if Queue.objects.filter(name=name).exists():
+            raise DeclarationError("name", f"queue {name} already exists")
+        spec = QueueSpec(name=name, source_format="api", field="", declaration=request.data)
+        for key, value in _changes(data).items():
+            setattr(spec, key, value)
+        with transaction.atomic():
+            _put(spec)
+        return Response(QueueOutput(_figures(name)).data, status=status.HTTP_201_CREATED)
+
+
+class QueueDetailApi(APIView):
+    permission_classes = [*APIView.permission_classes, IsQueueOperator]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        operation_id="queues_detail",
+        summary="A queue with its live figures",
+        responses={200: QueueOutput, 404: ERRORS},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        return Response(QueueOutput(_figures(name)).data)
+
+    @extend_schema(
+        operation_id="queues_change",
+        summary="Change a queue (operators): only the keys given change",
+        request=QueueChangeInput,
+        responses={200: QueueOutput, 400: ERRORS, 403: ERRORS, 404: ERRORS},
+    )
+    def patch(self, request: Request, name: str) -> Response:
+        serializer = QueueChangeInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with transaction.atomic():
+            queue = Queue.objects.select_related("parent").filter(name=name).first()
+            if queue is None:
+                raise Http404(f"queue {name} not found")
+            changes = _changes(dict(serializer.validated_data))
+            _put(service.spec_of(queue, declaration={**queue.declaration, **request.data}, **changes))
+        return Response(QueueOutput(_figures(name)).data)
+
+    @extend_schema(
+        operation_id="queues_delete",
+        summary="Delete a queue with no children, LocalQueues or active work (operators)",
+        request=None,
+        responses={204: None, 403: ERRORS, 404: ERRORS, 409: ERRORS},
+    )
+    def delete(self, request: Request, name: str) -> Response:
+        _service_call(service.queue_remove, name)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class _QueueStateApi(APIView):
+    permission_classes = [*APIView.permission_classes, IsQueueOperator]
+    change = staticmethod(service.queue_close)
+
+    def post(self, request: Request, name: str) -> Response:
+        _service_call(self.change, name)
+        return Response(QueueOutput(_figures(name)).data)
+
+
+class QueueCloseApi(_QueueStateApi):
+    change = staticmethod(service.queue_close)
+
+    @extend_schema(
+        operation_id="queues_close",
+        summary="Close a queue: it places nothing new, what runs keeps running (operators)",
+        request=None,
+        responses={200: QueueOutput, 403: ERRORS, 404: ERRORS},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        return super().post(request, name)
+
+
+class QueueOpenApi(_QueueStateApi):
+    change = staticmethod(service.queue_open)
+
+    @extend_schema(
+        operation_id="queues_open",
+        summary="Open a closed queue again (operators)",
+        request=None,
+        responses={200: QueueOutput, 403: ERRORS, 404: ERRORS},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        return super().post(request, name)

@@ -1,0 +1,93 @@
+"""Live figures of the queue tree, read from the database (the API, ``manage.py get queues`` and
+``describe queue`` share them).
+
+Per queue and resource, in canonical units:
+
+- ``used``: requests of the bound pods (a ``node``, terminating ones included: they still hold
+  it) of active members charged to the queue;
+- ``pending``: requests of the pending ones (no node yet);
+- ``borrowed``: ``used`` above ``guarantee``, where positive.
+
+A gang's members are charged to the gang's queue, a pod alone to its own (``Member.queue``); a
+name that is a Kueue LocalQueue of the pod's namespace stands for its ClusterQueue. An inner
+queue's figures add up its whole subtree. Three queries, whatever the number of queues.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from scheduler_core.models import LocalQueue, Member, Queue
+from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.snapshot_json import ints
+
+
+@dataclass
+class QueueFigures:
+    queue: Queue
+    path: str  # "ml/nlp": the names from the top of the tree down
+    parent: str | None
+    depth: int
+    children: list[str] = field(default_factory=list)
+    used: dict[str, int] = field(default_factory=dict)
+    pending: dict[str, int] = field(default_factory=dict)
+    pending_pods: int = 0
+
+    @property
+    def borrowed(self) -> dict[str, int]:
+        guarantee = self.queue.guarantee
+        return {
+            r: amount - guarantee.get(r, 0) for r, amount in self.used.items() if amount > guarantee.get(r, 0)
+        }
+
+    @property
+    def state(self) -> str:
+        return "Open" if self.queue.open else "Closed"
+
+
+def _add(total: dict[str, int], amounts: dict[str, int]) -> None:
+    for resource, amount in amounts.items():
+        total[resource] = total.get(resource, 0) + amount
+
+
+def queue_figures() -> dict[str, QueueFigures]:
+    """Every queue's figures, in tree order (parents before their children, siblings by name)."""
+    queues = {queue.name: queue for queue in Queue.objects.select_related("parent").order_by("name")}
+    local = {
+        (namespace, name): target
+        for namespace, name, target in LocalQueue.objects.values_list(
+            "namespace", "name", "cluster_queue__name"
+        )
+    }
+    children: dict[str | None, list[str]] = defaultdict(list)
+    for name, queue in queues.items():
+        children[queue.parent.name if queue.parent_id else None].append(name)
+    figures: dict[str, QueueFigures] = {}
+
+    def walk(name: str, path: str, depth: int) -> None:
+        queue = queues[name]
+        figures[name] = QueueFigures(queue, path, queue.parent.name if queue.parent_id else None, depth)
+        figures[name].children = list(children[name])
+        for child in children[name]:
+            walk(child, f"{path}/{child}", depth + 1)
+
+    for top in children[None]:
+        walk(top, top, 0)
+    if not figures:
+        return figures
+    rows = Member.objects.filter(phase__in=ACTIVE_MEMBER_PHASES).values_list(
+        "namespace", "queue", "gang__queue", "node", "requests"
+    )
+    for namespace, own, gang_queue, node, requests in rows.iterator(chunk_size=2000):
+        declared = own if gang_queue is None else gang_queue
+        name = local.get((namespace, declared), declared)
+        while name in figures:  # the leaf and each of its ancestors
+            entry = figures[name]
+            if node:
+                _add(entry.used, ints(requests))
+            else:
+                _add(entry.pending, ints(requests))
+                entry.pending_pods += 1
+            name = entry.parent
+    return figures

@@ -1,0 +1,257 @@
+"""The one place queues are written, and who may submit to which.
+
+Writers: ``queue_put`` / ``queue_remove``, ``local_queue_put`` / ``local_queue_remove``,
+``flavor_put`` / ``flavor_remove``, ``queue_close`` / ``queue_open``. Each answers as kubectl
+does (``created``, ``configured``, ``unchanged``) and raises ``DeclarationError`` (a field and a
+reason; nothing written) for what the tree's rules refuse (``queue_checks.py``). An apply of
+several queues calls ``queues_check(specs)`` once for all of them and then ``queue_put(spec,
+checked=True)`` parents first (``queues_put`` does both), so that an apply raising a parent's
+max and its children's guarantees together is judged as a whole, not step by step.
+
+Who may submit (``queue_allows``), when at least one Queue row exists (with none, queues are
+not in use and everything is the implicit ``default`` queue): operators (and the server-side
+CLI, and the Kubernetes mirror) anywhere; anyone else only to a queue that exists and either has
+no QueueAccess rows or lists them or one of their groups. ``default`` is open unless a Queue
+row named ``default`` has access rows. To a submitter, a queue they may not use reads exactly
+as one that does not exist: ``queue X not found`` (``queue_require``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
+from scheduler_core.declarations.validate import DeclarationError, join
+from scheduler_core.engine.model import DEFAULT_QUEUE
+from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor
+
+from .queue_checks import queue_active, queues_check, spec_of
+from .tenancy import CHANGE_ALL, Actor
+
+__all__ = [
+    "QueueInUse",
+    "flavor_put",
+    "flavor_remove",
+    "local_queue_put",
+    "local_queue_remove",
+    "queue_allows",
+    "queue_close",
+    "queue_for_gang",
+    "queue_open",
+    "queue_put",
+    "queue_remove",
+    "queue_require",
+    "queues_check",
+    "queues_put",
+    "spec_of",
+]
+
+CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
+_QUEUE_FIELDS = ("guarantee", "max", "lending_limit", "weight", "reclaimable", "open", "cohort")
+_QUEUE_FIELDS += ("source_format", "declaration", "extra")
+
+
+class QueueInUse(ValueError):
+    """Deleting a queue that children, LocalQueues or active work still need (the API's 409)."""
+
+
+class QueueNotFound(ValueError):
+    """A queue, LocalQueue or flavor to remove, close or open does not exist (the API's 404)."""
+
+
+# ---------------------------------------------------------------- Queue
+
+
+def queues_put(specs: list[QueueSpec]) -> list[str]:
+    """Check ``specs`` together, then write them parents first; statuses in ``specs``' order."""
+    queues_check(specs)
+    by_name = {spec.name: spec for spec in specs}
+    statuses: dict[str, str] = {}
+
+    def put(spec: QueueSpec) -> None:
+        if spec.name in statuses:
+            return
+        statuses[spec.name] = ""  # visiting: the check has ruled cycles out
+        parent = by_name.get(spec.parent or "")
+        if parent is not None:
+            put(parent)
+        statuses[spec.name] = queue_put(spec, checked=True)
+
+    with transaction.atomic():
+        for spec in specs:
+            put(spec)
+    return [statuses[spec.name] for spec in specs]
+
+
+@transaction.atomic
+def queue_put(spec: QueueSpec, *, checked: bool = False) -> str:
+    """Create or update one queue; ``checked``: ``queues_check`` already judged its apply."""
+    if not checked:
+        queues_check([spec])
+    parent = None
+    if spec.parent is not None:
+        parent = Queue.objects.filter(name=spec.parent).first()
+        if parent is None:
+            raise DeclarationError(join(spec.field, "parent"), f"parent queue {spec.parent} not found")
+    fields = {key: getattr(spec, key) for key in _QUEUE_FIELDS}
+    fields["weight"] = float(fields["weight"])
+    row = Queue.objects.select_for_update().filter(name=spec.name).first()
+    if row is None:
+        Queue.objects.create(name=spec.name, parent=parent, **fields)
+        return CREATED
+    same = row.parent_id == (parent.pk if parent else None)
+    if same and all(getattr(row, key) == value for key, value in fields.items()):
+        return UNCHANGED
+    row.parent = parent
+    for key, value in fields.items():
+        setattr(row, key, value)
+    row.save()
+    return CONFIGURED
+
+
+@transaction.atomic
+def queue_remove(name: str) -> str:
+    """Delete a queue no child, LocalQueue or active gang or pod needs (else ``QueueInUse``
+    naming what holds it); its access rows go with it."""
+    row = Queue.objects.select_for_update().filter(name=name).first()
+    if row is None:
+        raise QueueNotFound(f"queue {name} not found")
+    children = list(row.children.values_list("name", flat=True)[:5])
+    if children:
+        raise QueueInUse(f"queue {name} has child queues ({', '.join(children)}): delete or move them first")
+    local = [f"{ns}/{lq}" for ns, lq in row.local_queues.values_list("namespace", "name")[:5]]
+    if local:
+        raise QueueInUse(
+            f"queue {name} is the ClusterQueue of LocalQueue {', '.join(local)}: delete them first"
+        )
+    if queue_active([name]):
+        raise QueueInUse(f"queue {name} holds active gangs or pods: close it and let them finish first")
+    row.delete()
+    return "deleted"
+
+
+def _open_set(name: str, value: bool) -> str:
+    with transaction.atomic():
+        row = Queue.objects.select_for_update().filter(name=name).first()
+        if row is None:
+            raise QueueNotFound(f"queue {name} not found")
+        if row.open == value:
+            return UNCHANGED
+        row.open = value
+        row.save(update_fields=["open", "updated"])
+    _wake()
+    return CONFIGURED
+
+
+def queue_close(name: str) -> str:
+    """A closed queue places nothing new; what runs keeps running."""
+    return _open_set(name, False)
+
+
+def queue_open(name: str) -> str:
+    return _open_set(name, True)
+
+
+def _wake() -> None:
+    def trigger() -> None:
+        from scheduler_core.tasks import cycle_trigger  # Celery: keep this module light
+
+        with contextlib.suppress(Exception):  # committed; the periodic cycle picks it up
+            cycle_trigger()
+
+    transaction.on_commit(trigger)
+
+
+# ---------------------------------------------------------------- LocalQueue, ResourceFlavor
+
+
+@transaction.atomic
+def local_queue_put(spec: LocalQueueSpec) -> str:
+    target = Queue.objects.filter(name=spec.cluster_queue).first()
+    if target is None:
+        raise DeclarationError(
+            join(spec.field, "spec", "clusterQueue"), f"queue {spec.cluster_queue} not found"
+        )
+    row = LocalQueue.objects.select_for_update().filter(namespace=spec.namespace, name=spec.name).first()
+    if row is None:
+        LocalQueue.objects.create(
+            namespace=spec.namespace, name=spec.name, cluster_queue=target, declaration=spec.declaration
+        )
+        return CREATED
+    if row.cluster_queue_id == target.pk and row.declaration == spec.declaration:
+        return UNCHANGED
+    row.cluster_queue, row.declaration = target, spec.declaration
+    row.save()
+    return CONFIGURED
+
+
+def local_queue_remove(namespace: str, name: str) -> str:
+    deleted, _ = LocalQueue.objects.filter(namespace=namespace, name=name).delete()
+    if not deleted:
+        raise QueueNotFound(f"localqueue {namespace}/{name} not found")
+    return "deleted"
+
+
+@transaction.atomic
+def flavor_put(spec: FlavorSpec) -> str:
+    fields = {"node_labels": spec.node_labels, "declaration": spec.declaration}
+    row = ResourceFlavor.objects.select_for_update().filter(name=spec.name).first()
+    if row is None:
+        ResourceFlavor.objects.create(name=spec.name, **fields)
+        return CREATED
+    if all(getattr(row, key) == value for key, value in fields.items()):
+        return UNCHANGED
+    for key, value in fields.items():
+        setattr(row, key, value)
+    row.save()
+    return CONFIGURED
+
+
+def flavor_remove(name: str) -> str:
+    deleted, _ = ResourceFlavor.objects.filter(name=name).delete()
+    if not deleted:
+        raise QueueNotFound(f"resourceflavor {name} not found")
+    return "deleted"
+
+
+# ---------------------------------------------------------------- who submits where
+
+
+def queue_for_gang(namespace: str, declared_name: str) -> str:
+    """The queue a gang or pod of ``namespace`` naming ``declared_name`` is charged to: a Kueue
+    LocalQueue of that namespace resolves to its ClusterQueue, anything else is the name itself."""
+    target = (
+        LocalQueue.objects.filter(namespace=namespace, name=declared_name)
+        .values_list("cluster_queue__name", flat=True)
+        .first()
+    )
+    return target or declared_name
+
+
+def queue_allows(user, queue_name: str) -> bool:
+    """Whether ``user`` (a User, or a tenancy ``Actor``) may submit work to ``queue_name``
+    (already resolved: ``queue_for_gang``); the rules are this module's docstring's."""
+    if user.changes_all if isinstance(user, Actor) else user.has_perm(CHANGE_ALL):
+        return True
+    queue = Queue.objects.filter(name=queue_name).only("pk").first()
+    if queue is None:
+        return queue_name == DEFAULT_QUEUE or not Queue.objects.exists()
+    access = QueueAccess.objects.filter(queue=queue)
+    if not access.exists():
+        return True
+    if isinstance(user, Actor):
+        user = get_user_model().objects.filter(username=user.username).first()
+        if user is None:
+            return False
+    return access.filter(user=user).exists() or access.filter(group__in=user.groups.all()).exists()
+
+
+def queue_require(actor: Actor, namespace: str, declared_name: str, field: str) -> None:
+    """Refuse work ``actor`` may not put in the queue it names, exactly as a missing queue."""
+    if actor.changes_all:
+        return
+    if not queue_allows(actor, queue_for_gang(namespace, declared_name)):
+        raise DeclarationError(field, f"queue {declared_name} not found")

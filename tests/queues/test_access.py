@@ -1,0 +1,126 @@
+"""Who may submit where: a queue with no access rows is open to every submitter, otherwise only
+to the users and groups listed; operators and the Kubernetes mirror always. To a submitter, a
+queue they may not use reads exactly as one that does not exist, through the API and apply."""
+
+import pytest
+from django.contrib.auth.models import Group
+
+from scheduler_core.cluster.kube.mirror import CLUSTER
+from scheduler_core.declarations.apply import manifests_apply
+from scheduler_core.declarations.documents import documents_parse
+from scheduler_core.declarations.validate import DeclarationError
+from scheduler_core.models import Gang, Member, Queue, QueueAccess
+from scheduler_core.services.queues import queue_allows
+from scheduler_core.services.submit import gang_submit
+from scheduler_core.services.tenancy import Actor
+
+pytestmark = pytest.mark.django_db
+
+PODGROUP = """
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {{name: {name}, namespace: ml}}
+spec: {{minMember: 1, queue: {queue}}}
+"""
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: ml, labels: {{kueue.x-k8s.io/queue-name: {queue}}}}}
+spec: {{schedulerName: gangsched, containers: [{{name: c, image: x}}]}}
+"""
+
+
+@pytest.fixture
+def closed_queue(bob):
+    """``private``: only bob (and his group) may submit; ``public``: everyone."""
+    private = Queue.objects.create(name="private")
+    Queue.objects.create(name="public")
+    QueueAccess.objects.create(queue=private, user=bob)
+    return private
+
+
+def test_the_rules(alice, bob, olga, closed_queue):
+    assert queue_allows(alice, "public")
+    assert not queue_allows(alice, "private")
+    assert queue_allows(bob, "private")
+    assert queue_allows(olga, "private")  # operators always
+    assert queue_allows(alice, "default")  # implicit, open
+    assert not queue_allows(alice, "nowhere")
+    team = Group.objects.create(name="team")
+    alice.groups.add(team)
+    QueueAccess.objects.create(queue=closed_queue, group=team)
+    assert queue_allows(alice, "private")
+
+
+def test_with_no_queue_rows_every_name_is_allowed(alice):
+    assert queue_allows(alice, "anything")
+
+
+def test_a_default_queue_row_with_access_rows_is_closed_to_others(alice, bob):
+    default = Queue.objects.create(name="default")
+    QueueAccess.objects.create(queue=default, user=bob)
+    assert not queue_allows(alice, "default")
+    assert queue_allows(bob, "default")
+
+
+def refusal(call) -> tuple[str, str]:
+    with pytest.raises(DeclarationError) as error:
+        call()
+    return error.value.field, error.value.reason
+
+
+def test_a_refused_queue_reads_exactly_like_a_missing_one_on_submit(alice, closed_queue):
+    actor = Actor.of(alice)
+
+    def submit(queue):
+        return lambda: gang_submit(
+            namespace="ml",
+            name=f"g-{queue}",
+            min_member=1,
+            pods=[{"name": f"p-{queue}"}],
+            queue=queue,
+            actor=actor,
+        )
+
+    refused = refusal(submit("private"))
+    missing = refusal(submit("nowhere"))
+    assert refused == ("queue", "queue private not found")
+    assert missing == ("queue", "queue nowhere not found")
+    assert not Gang.objects.exists() and not Member.objects.exists()
+    assert submit("public")().queue == "public"
+
+
+def test_a_refused_queue_reads_exactly_like_a_missing_one_on_apply(alice, closed_queue):
+    actor = Actor.of(alice)
+
+    def apply(text):
+        return lambda: manifests_apply(documents_parse(text), actor=actor)
+
+    refused = refusal(apply(PODGROUP.format(name="a", queue="private")))
+    missing = refusal(apply(PODGROUP.format(name="a", queue="nowhere")))
+    assert refused == ("metadata.name", "queue private not found")
+    assert missing == ("metadata.name", "queue nowhere not found")
+    # A pod scheduled alone names its queue with Kueue's label.
+    assert refusal(apply(POD.format(name="p", queue="private")))[1] == "queue private not found"
+    assert not Gang.objects.exists() and not Member.objects.exists()
+
+    apply(PODGROUP.format(name="a", queue="public"))()
+    apply(POD.format(name="p", queue="public"))()
+    assert Gang.objects.get(name="a").queue == "public"
+    assert Member.objects.get(name="p").queue == "public"
+
+
+def test_the_kubernetes_mirror_and_operators_are_never_refused(olga, closed_queue):
+    manifests_apply(documents_parse(PODGROUP.format(name="a", queue="private")), actor=CLUSTER)
+    manifests_apply(documents_parse(PODGROUP.format(name="b", queue="private")), actor=Actor.of(olga))
+    assert Gang.objects.filter(queue="private").count() == 2
+
+
+def test_moving_an_own_gang_into_a_refused_queue_is_refused(alice, closed_queue):
+    actor = Actor.of(alice)
+    manifests_apply(documents_parse(PODGROUP.format(name="a", queue="public")), actor=actor)
+    field, reason = refusal(
+        lambda: manifests_apply(documents_parse(PODGROUP.format(name="a", queue="private")), actor=actor)
+    )
+    assert reason == "queue private not found"
+    assert Gang.objects.get(name="a").queue == "public"
