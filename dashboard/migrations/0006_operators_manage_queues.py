@@ -36,7 +36,7 @@ def revoke(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("dashboard", "0005_operators_change_gangs"),
-        ("scheduler_core", "0013_queues"),
+        ("scheduler_core", "0014_queues"),
     ]
 
     operations = [migrations.RunPython(grant, revoke)]

@@ -10,7 +10,7 @@ from scheduler_core.models import Gang, Queue
 
 pytestmark = pytest.mark.django_db
 
-migration = importlib.import_module("scheduler_core.migrations.0013_queues")
+migration = importlib.import_module("scheduler_core.migrations.0014_queues")
 
 
 def test_each_queue_name_in_use_becomes_an_unlimited_top_level_queue():

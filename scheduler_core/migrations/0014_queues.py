@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('scheduler_core', '0012_member_owner_gang_match_policy'),
+        ('scheduler_core', '0013_cycle_pending_demand'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
