@@ -44,12 +44,14 @@ class Evict:
     """Stop a running pod to make room for a higher-priority unit: an elastic member above its
     gang's min_member, a member of a gang preempted whole (with a PREEMPTED transition), or a
     lone pod; ``reason`` names the preemptor and why this pod was taken. Reclaim (issue 19)
-    evicts the same way, with a reason naming the queue the room goes to."""
+    evicts the same way, with a reason naming the queue the room goes to, and that queue's name
+    in ``reclaimed_by`` (None for a preemption)."""
 
     pod: str
     node: str
     gang: str | None = None
     reason: str = ""
+    reclaimed_by: str | None = None
 
 
 class TransitionKind(str, enum.Enum):

@@ -131,12 +131,13 @@ def _commit(session: Session, unit: Unit, queue: int, chosen: list[Victim]) -> N
     text, details = queue_explain.reclaim_text(ledger, victim_queues, request)
     _lift(session, chosen, -1)
     reclaimer = f"reclaimed by queue {name} (below its fair share) for {unit.key}"
+    by = ledger.tree.queues[queue].name
     for victim in chosen:
         victim.evicted = True
         for pod in victim.pods:
             session.evicted.add(pod.key)
             session.result.evictions.append(
-                Evict(pod.key, pod.node, pod.gang, f"{reclaimer}: {victim.why()}")
+                Evict(pod.key, pod.node, pod.gang, f"{reclaimer}: {victim.why()}", reclaimed_by=by)
             )
     for victim in chosen:
         for key in victim.gangs:
