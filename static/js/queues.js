@@ -84,7 +84,9 @@
       }
       drawResource(svg, resource, data.points);
     });
-    if (!data.resources.length && !box.querySelector(".empty")) {
+    var note = box.querySelector(".empty");
+    if (note && data.points.length) box.removeChild(note);
+    if (!data.points.length && !note) {
       var none = document.createElement("p");
       none.className = "empty";
       none.textContent = "No samples in the last hour yet (one is kept each minute a scheduling cycle runs).";
