@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from scheduler_core import tasks
 from scheduler_core.models import GangEvent, QueueSample, SchedulingCycle
 from scheduler_core.services.cycle import cycle_run
 from scheduler_core.services.queue_history import queue_samples_prune, queue_samples_record
@@ -126,3 +127,15 @@ def test_reclaim_is_in_the_victims_history_with_the_queue_the_room_went_to():
     assert event.details["reclaimedBy"] == "prod"
     assert event.details["scope"] == "gang" and len(event.details["taken"]) == 4
     assert "reclaimed by queue root/prod" in event.reason
+
+
+def test_the_timeout_sweep_ages_the_history_out(settings):
+    """The periodic sweep (Celery beat's ``timeout-sweep``) is what keeps the table bounded."""
+    settings.GANGSCHED_QUEUE_HISTORY_HOURS = 1
+    now = timezone.now()
+    queue_samples_record({"nlp": figures(1000)}, cycle=None, at=now - timedelta(hours=3))
+    queue_samples_record({"nlp": figures(2000)}, cycle=None, at=now)
+
+    tasks.sweep_timeouts()
+
+    assert list(QueueSample.objects.values_list("usage", flat=True)) == [{"cpu": 2000}]
