@@ -1,7 +1,7 @@
 """The queue families of ``/metrics`` (issue 19), read from the latest queue samples.
 
 Per queue (``queue``, its name) and resource (``resource``), as the last cycle left them
-(``QueueSample``, one query for every queue: PostgreSQL's ``DISTINCT ON``), in the engine's
+(``QueueSample``, one query for every queue: a lateral join on its index), in the engine's
 canonical units (milli-CPU, bytes, counts):
 
 - ``gangsched_queue_usage``, ``gangsched_queue_guarantee``, ``gangsched_queue_fair_share``,
@@ -39,11 +39,14 @@ GAUGES = {
 
 
 def latest_samples() -> list[QueueSample]:
-    """Each existing queue's newest sample (one query)."""
+    """Each existing queue's newest sample: one query, one probe of the (queue, minute) index
+    per queue, however long the history."""
+    samples, queues = QueueSample._meta.db_table, Queue._meta.db_table
     return list(
-        QueueSample.objects.filter(queue__in=Queue.objects.values("name"))
-        .order_by("queue", "-minute")
-        .distinct("queue")
+        QueueSample.objects.raw(
+            f"SELECT s.* FROM {queues} q CROSS JOIN LATERAL (SELECT * FROM {samples} s "
+            "WHERE s.queue = q.name ORDER BY s.minute DESC LIMIT 1) s ORDER BY s.queue"
+        )
     )
 
 
