@@ -61,6 +61,8 @@
       var d = points.map(function (p, i) { return (i ? "L" : "M") + x(i).toFixed(1) + "," + y(value(p, s.key)).toFixed(1); }).join("");
       var last = value(points[points.length - 1], s.key);
       svg.appendChild(el("path", { d: d, fill: "none", stroke: s.color, "stroke-width": 1.8, "data-series": s.key, "data-last": last }));
+      // The newest point as a dot: a chart of one minute still shows where each figure is.
+      svg.appendChild(el("circle", { cx: x(points.length - 1).toFixed(1), cy: y(last).toFixed(1), r: 2.5, fill: s.color }));
       var label = s.name + " " + amount(resource, last);
       svg.appendChild(el("text", { x: legend, y: PAD.t + 8, fill: s.color }, label));
       legend += Math.max(110, 6 * label.length + 14);
