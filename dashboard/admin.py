@@ -1,6 +1,6 @@
 """The Django admin over every model, with stock ModelAdmin features only.
 
-History models (SchedulingCycle, GangEvent, BindJournal) are append-only records written by the
+History models (SchedulingCycle, GangEvent, BindJournal, QueueSample) are records written by the
 scheduler: the admin shows them read-only. Queues, LocalQueues and ResourceFlavors are in
 ``admin_queues.py``.
 """
@@ -11,7 +11,16 @@ from dashboard.login import protect_admin_login
 from dashboard.pages.access import KILL, RETRY
 from dashboard.pages.actions import gangs_act
 from scheduler_core.declarations.changes import configured_record
-from scheduler_core.models import BindJournal, Gang, GangEvent, GangGroup, Member, Node, SchedulingCycle
+from scheduler_core.models import (
+    BindJournal,
+    Gang,
+    GangEvent,
+    GangGroup,
+    Member,
+    Node,
+    QueueSample,
+    SchedulingCycle,
+)
 from scheduler_core.services.tenancy import Actor
 
 
@@ -130,6 +139,14 @@ class BindJournalAdmin(ReadOnlyAdmin):
     list_filter = ["state"]
     search_fields = ["member__namespace", "member__name", "node", "error"]
     list_select_related = ["member", "gang"]
+
+
+@admin.register(QueueSample)
+class QueueSampleAdmin(ReadOnlyAdmin):
+    list_display = ["minute", "queue", "path", "open", "usage", "fair_share", "pending", "cycle"]
+    list_filter = ["open"]
+    search_fields = ["queue", "path"]
+    date_hierarchy = "minute"
 
 
 # The queue tree's admin, checked by services/queues.py (a module of its own: it is long).

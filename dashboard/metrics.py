@@ -5,7 +5,8 @@ code: cycles run in Celery workers, binds in whichever worker holds the lease, t
 sweep, and the web processes serve the scrape. In-process counters would each see a slice, reset
 on every restart and disagree between web processes. The history tables (``SchedulingCycle``,
 ``BindJournal``, ``GangEvent``) are append-only, so counting their rows gives counters that
-only grow, whichever process answers. A scrape costs six aggregate queries.
+only grow, whichever process answers. A scrape costs six aggregate queries (and up to three
+for the queues).
 
 - ``gangsched_cycle_duration_seconds`` (histogram): every recorded cycle's duration;
 - ``gangsched_last_cycle_timestamp_seconds``: when the last cycle started (alert when stale);
@@ -16,7 +17,9 @@ only grow, whichever process answers. A scrape costs six aggregate queries.
   to be placed (Pending or Scheduling) and how long the oldest has waited since it was created;
 - ``gangsched_gang_timeouts_total`` (counter): ``timed_out`` events;
 - ``gangsched_scheduler_lease_held{holder}`` and ``gangsched_scheduler_lease_epoch``: who holds
-  the scheduler lease now (1, or 0 with an empty holder between cycles) and its fencing epoch.
+  the scheduler lease now (1, or 0 with an empty holder between cycles) and its fencing epoch;
+- per queue (issue 19): usage, guarantee, fair share, max, pending, borrowed, lent, open, and
+  reclaim evictions (``dashboard/queue_metrics.py``, three more queries).
 
 Access: ``GANGSCHED_METRICS_TOKEN`` (sent as ``Authorization: Bearer <token>``) or an address in
 ``GANGSCHED_METRICS_ALLOW`` (comma-separated addresses or networks; default loopback only), the
@@ -40,6 +43,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from dashboard.client_address import client_address
+from dashboard.queue_metrics import queue_families
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import BindJournal, Gang, GangEvent, GangEventKind, SchedulerLease, SchedulingCycle
 from scheduler_core.models.history import BindState
@@ -63,6 +67,7 @@ class SchedulerCollector:
             "gangsched_gang_timeouts", "Gangs that timed out (timed_out events).", value=timeouts
         )
         yield from self._lease()
+        yield from queue_families()
 
     def _cycles(self) -> Iterator:
         buckets = {f"le{i}": Count("id", filter=Q(duration_s__lte=b)) for i, b in enumerate(CYCLE_BUCKETS)}

@@ -17,6 +17,7 @@ from django.conf import settings
 from scheduler_core.events import events_publish
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
 from scheduler_core.services.kubelet import kubelet_tick
+from scheduler_core.services.queue_history import queue_samples_prune
 from scheduler_core.services.reconcile import LeaseBusy, reconcile
 
 logger = logging.getLogger(__name__)
@@ -68,6 +69,8 @@ def cycle_trigger() -> bool:
 
 @shared_task(bind=True, ignore_result=True)
 def sweep_timeouts(self) -> int:
+    """Timeouts between cycles; also ages out the queue history (one indexed DELETE)."""
+    queue_samples_prune()
     timed_out = timeouts_sweep(holder=_holder(self))
     if timed_out:
         events_publish()  # committed: pages show the timeout now, not at the next publisher tick

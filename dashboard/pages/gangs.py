@@ -11,7 +11,9 @@ from django.views.decorators.http import require_GET
 
 from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core import selectors as shared
+from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
+from scheduler_core.services.queues import queue_for_gang
 
 from .access import KILL, RETRY, _get_gang_for_user, can_act
 from .selectors import progress_for
@@ -27,6 +29,14 @@ SORTS = {
     "submitter": ["submitter", "namespace", "name"],
     "priority": ["priority", "namespace", "name"],
     "age": ["-created", "-id"],
+}
+#: Explanations that name the gang's queue, not the nodes, as what holds it back (issue 19).
+QUEUE_REASONS = {
+    Reason.QUEUE_UNKNOWN.value,
+    Reason.QUEUE_CLOSED.value,
+    Reason.QUEUE_MAX.value,
+    Reason.QUEUE_BORROW.value,
+    Reason.WAITING_FOR_RECLAIM.value,
 }
 #: Exact-match filters; ``application`` finds a YuniKorn application's gangs by its applicationId.
 FILTERS = ("namespace", "queue", "submitter", "application")
@@ -103,6 +113,9 @@ def gang_detail(request, namespace: str, name: str):
             "state": shared.gang_state(gang),
             "members": shared.gang_members(gang),
             "rank": shared.gang_queue_rank(gang),
+            # A Kueue LocalQueue's name stands for its ClusterQueue: link the queue it is charged to.
+            "queue": queue_for_gang(gang.namespace, gang.queue),
+            "queue_reason": gang.reason in QUEUE_REASONS,
             "history": history,
             "declaration": json.dumps(gang.declaration, indent=2, sort_keys=True) if gang.declaration else "",
             "details": json.dumps(gang.details, indent=2, sort_keys=True) if gang.details else "",

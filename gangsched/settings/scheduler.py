@@ -40,6 +40,10 @@ GANGSCHED_LEASE_TTL_S = float(os.environ.get("GANGSCHED_LEASE_TTL_S", "30"))
 # How often beat runs a cycle, the simulated kubelet and the timeout sweep, in seconds.
 GANGSCHED_CYCLE_INTERVAL_S = float(os.environ.get("GANGSCHED_CYCLE_INTERVAL_S", "1"))
 
+# Hours of queue history (scheduler_core/models/queue_history.py: one sample per queue and
+# minute) kept for the Queues page's chart; the timeout sweep deletes older minutes.
+GANGSCHED_QUEUE_HISTORY_HOURS = float(os.environ.get("GANGSCHED_QUEUE_HISTORY_HOURS", "24"))
+
 # Celery beat: the periodic work. The cycle also runs on demand when work arrives
 # (scheduler_core.tasks.cycle_trigger); extra triggers coalesce into one queued cycle.
 CELERY_BEAT_SCHEDULE = {

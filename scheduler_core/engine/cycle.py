@@ -8,7 +8,10 @@ The actions run in a fixed order, each a small module that reads like the policy
    creation, key).
 4. ``deadlock``: break hold-and-wait cycles between gangs with partial reservations.
 5. ``allocate``: place units all-or-nothing, with preemption for the first blocked unit and
-   EASY backfilling behind it.
+   EASY backfilling behind it. With queues (issue 19): units come queue by queue, the one
+   furthest below its fair share first (``queue_order.py``), within each queue's headroom
+   (``ledger.py``), and a unit of a queue below its fair share may reclaim from queues over
+   theirs (``actions/reclaim.py``).
 
 Deterministic: the same snapshot, ``now`` and config give the same result. The engine never
 reads the clock; ``now`` is seconds on whatever timeline the snapshot uses.
@@ -48,6 +51,8 @@ def run_cycle(snapshot: Snapshot, now: float, config: EngineConfig | None = None
     considered = queued_pods(session)
     session.result.pods_considered = len(considered)
     session.result.pending_demand = demand(pod for pod in considered if pod.key not in session.bound_at)
+    if session.queues is not None:
+        session.result.queues = session.queues.report()
     session.result.timings["total"] = time.perf_counter() - started
     return session.result
 

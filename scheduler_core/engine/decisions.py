@@ -43,12 +43,15 @@ class Release:
 class Evict:
     """Stop a running pod to make room for a higher-priority unit: an elastic member above its
     gang's min_member, a member of a gang preempted whole (with a PREEMPTED transition), or a
-    lone pod; ``reason`` names the preemptor and why this pod was taken."""
+    lone pod; ``reason`` names the preemptor and why this pod was taken. Reclaim (issue 19)
+    evicts the same way, with a reason naming the queue the room goes to, and that queue's name
+    in ``reclaimed_by`` (None for a preemption)."""
 
     pod: str
     node: str
     gang: str | None = None
     reason: str = ""
+    reclaimed_by: str | None = None
 
 
 class TransitionKind(str, enum.Enum):
@@ -57,7 +60,7 @@ class TransitionKind(str, enum.Enum):
     TIMED_OUT = "timed_out"  # Hard style: no more scheduling until retried
     FELL_BACK = "fell_back"  # Soft style: pods now scheduled one at a time
     DEADLOCK_BROKEN = "deadlock_broken"  # its reservations released so another gang completes
-    PREEMPTED = "preempted"  # evicted whole by a higher-priority gang
+    PREEMPTED = "preempted"  # evicted whole by a higher-priority gang, or by reclaim
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,12 @@ class Reason(str, enum.Enum):
     TIMED_OUT = "TimedOut"
     RESERVING = "Reserving"
     PREEMPTING = "Preempting"
+    # Queues (issue 19): what the gang's queue, not the nodes, holds it back by.
+    QUEUE_UNKNOWN = "QueueUnknown"  # names a queue the tree does not have, or an inner queue
+    QUEUE_CLOSED = "QueueClosed"
+    QUEUE_MAX = "QueueAtMax"  # a queue on its path is at its max
+    QUEUE_BORROW = "QueueCannotBorrow"  # what it would borrow is kept for others' guarantees
+    WAITING_FOR_RECLAIM = "WaitingForReclaim"  # reclaim evicted work of queues over their share
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,10 @@ class CycleResult:
     ``pending_demand`` is what the cycle left waiting: the summed requests, per resource, of
     the pods it considered for placement (those of the queued units) and did not bind. Pods
     of gangs that are timed out or otherwise inactive are not queued, so they are no demand.
+
+    ``queues``: per queue name, after this cycle's decisions, its path, usage, guarantee, fair
+    share, max, pending demand, borrowed and lent, as {resource: canonical int} (``ledger.py``);
+    empty when the snapshot defines no queues.
     """
 
     binds: list[Bind] = field(default_factory=list)
@@ -106,6 +119,7 @@ class CycleResult:
     explanations: dict[str, Explanation] = field(default_factory=dict)
     pods_considered: int = 0
     pending_demand: dict[str, int] = field(default_factory=dict)
+    queues: dict[str, dict] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
     def transitions_of(self, gang: str) -> list[TransitionKind]:

@@ -43,7 +43,8 @@ def attempt(
     session: Session, unit: Unit, limit: np.ndarray | None = None, *, explain: bool = True
 ) -> Attempt:
     """Try ``unit``; ``explain=False`` (dry runs) skips building the explanation of a failure."""
-    trial = Trial(session.state, limit)
+    ledger = session.queues if session.admission else None
+    trial = Trial(session.state, limit, ledger=ledger)
     if not unit.is_gang:
         pod = unit.pods[0]
         gang = session.gangs.get(pod.gang) if pod.gang is not None else None

@@ -13,6 +13,7 @@ import numpy as np
 
 from .decisions import CycleResult
 from .filters import NodeFilter, constraint_key
+from .ledger import Ledger
 from .model import EngineConfig, Gang, GangMode, Placement, Pod, Snapshot
 from .placement import choose, fit_counts, spread_nodes
 from .queue import Unit, build_units, pods_by_gang
@@ -44,6 +45,13 @@ class Session:
         # Preemption candidates, built on first use (actions/victims.py): (below, victims).
         self.victims: tuple[int, list] | None = None
         self.terminating_usage = None  # per-node usage of terminating pods, or False: none
+        # Queues (issue 19): None when the snapshot defines none, and then no queue logic runs.
+        self.queues: Ledger | None = (
+            Ledger(snapshot, self.state, self.gangs, config) if snapshot.queues else None
+        )
+        # Dry runs that ask "would it fit on the nodes" (backfill plans, empty-cluster checks)
+        # turn admission off; everything else places within the queues' headroom.
+        self.admission = True
 
     def build_queue(self) -> None:
         self.units = build_units(self.snapshot, self.config, self.gangs, self.members)
@@ -97,6 +105,7 @@ class Placed:
     pods: list[Pod]
     nodes: np.ndarray
     request: np.ndarray
+    queue: int = -1  # the queue charged (ledger.py), when queues are defined
 
 
 @dataclass
@@ -104,12 +113,16 @@ class Trial:
     """Tentative placements: applied to the state at once, undone by ``discard``.
 
     ``limit`` (N x R), when given, caps what the trial may take on each node: the capacity a
-    backfilled unit may use without delaying the head of the queue.
+    backfilled unit may use without delaying the head of the queue. ``ledger``, when given,
+    caps what it may take in all: each queue's headroom (admission, ``ledger.py``); ``cut``
+    records the queue and request of the first shape it held back.
     """
 
     state: ClusterState
     limit: np.ndarray | None = None
     placed: list[Placed] = field(default_factory=list)
+    ledger: Ledger | None = None
+    cut: tuple[int, np.ndarray] | None = None
 
     def available(self) -> np.ndarray:
         free = self.state.free
@@ -119,21 +132,36 @@ class Trial:
         """Place as many of ``pods`` as fit, shape by shape; return those left unplaced."""
         left: list[Pod] = []
         placement = gang.placement if gang is not None else Placement.BINPACK
+        queue = -1
+        if self.ledger is not None:
+            queue = self.ledger.queue_of(pods[0]) if pods else -1
         for request, shape_pods in shapes(session, pods):
             mask = session.filter.mask(shape_pods[0])
             available = self.available()
             counts = fit_counts(available, request, mask)
-            takes = choose(
-                counts, len(shape_pods), available, self.state.alloc, request, placement, self.state.scale
-            )
+            need = len(shape_pods)
+            if self.ledger is not None and queue >= 0:
+                need = self._admit(queue, request, need)
+            takes = choose(counts, need, available, self.state.alloc, request, placement, self.state.scale)
             nodes = spread_nodes(takes)
             if nodes.size:
                 self.state.used += takes[:, None] * request
                 if self.limit is not None:
                     self.limit -= takes[:, None] * request
-                self.placed.append(Placed(shape_pods[: nodes.size], nodes, request))
+                self.placed.append(Placed(shape_pods[: nodes.size], nodes, request, queue))
             left.extend(shape_pods[nodes.size :])
         return left
+
+    def _admit(self, queue: int, request: np.ndarray, need: int) -> int:
+        """How many copies of ``request`` the queue's headroom admits, at most ``need``."""
+        room = self.ledger.headroom(queue, self.placed)
+        positive = request > 0
+        allowed = int(max(np.floor(room[positive] / request[positive]).min(), 0)) if positive.any() else need
+        if allowed < need:
+            if self.cut is None:
+                self.cut = (queue, request)
+            return allowed
+        return need
 
     def discard(self) -> None:
         for placed in reversed(self.placed):

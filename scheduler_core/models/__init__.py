@@ -7,6 +7,7 @@
 - ``lease``: SchedulerLease, the single-scheduler lease with its fencing epoch.
 - ``priority``: PriorityClass, applied ``scheduling.k8s.io/v1`` priority classes.
 - ``queues``: Queue (the tenant tree), LocalQueue, ResourceFlavor, QueueAccess (issue 19).
+- ``queue_history``: QueueSample, each queue's figures per minute (charts and metrics).
 
 Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 ``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
@@ -17,6 +18,7 @@ from .gangs import Gang, GangGroup, Member, MemberPhase, RestartPolicy
 from .history import BindJournal, BindState, GangEvent, GangEventKind, SchedulingCycle
 from .lease import SchedulerLease
 from .priority import PriorityClass
+from .queue_history import QueueSample
 from .queues import LocalQueue, Queue, QueueAccess, ResourceFlavor
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "PriorityClass",
     "Queue",
     "QueueAccess",
+    "QueueSample",
     "ResourceFlavor",
     "RestartPolicy",
     "SchedulerLease",

@@ -34,6 +34,7 @@ from scheduler_core.services.journal import (
 from scheduler_core.services.lease import Lease, fenced, lease_acquire, lease_release
 from scheduler_core.services.lifecycle import gang_requeue
 from scheduler_core.services.placeholders import placeholders_reconcile
+from scheduler_core.services.queue_history import queue_samples_record
 from scheduler_core.snapshot import build_snapshot
 
 logger = logging.getLogger(__name__)
@@ -162,6 +163,7 @@ def decisions_record(
             worker=worker,
             pending_demand=result.pending_demand,
         )
+        queue_samples_record(result.queues, cycle=cycle, at=started_at)
         events: list[dict] = []
         _reservations_write(result, members, gangs, cycle, events)
         binds = []
@@ -196,6 +198,8 @@ def evictions_apply(
     if not result.evictions:
         return
     preempted = {t.gang: t.reason for t in result.transitions if t.kind == TransitionKind.PREEMPTED}
+    # Reclaim (issue 19): the victim's history names the queue the room went to.
+    reclaimed = {e.gang: {"reclaimedBy": e.reclaimed_by} for e in result.evictions if e.reclaimed_by}
     taken: dict[tuple[str, str], list[str]] = defaultdict(list)
     for evict in result.evictions:
         if evict.gang is not None:
@@ -208,7 +212,7 @@ def evictions_apply(
                 reason=preempted[gang.key],
                 backend=backend,
                 kind=GangEventKind.PREEMPTED,
-                details={"scope": "gang", "taken": pods},
+                details={"scope": "gang", "taken": pods, **reclaimed.get(gang.key, {})},
             )
         for evict in result.evictions:
             if evict.gang not in preempted:

@@ -7,7 +7,7 @@ from tests.pages.conftest import make_gang
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["/", "/gangs/", "/gangs/ml/train/", "/nodes/", "/timed-out/", "/simulations/"]
+PAGES = ["/", "/gangs/", "/gangs/ml/train/", "/nodes/", "/queues/", "/timed-out/", "/simulations/"]
 
 
 @pytest.mark.parametrize("url", PAGES)

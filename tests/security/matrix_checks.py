@@ -8,9 +8,9 @@ from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 
-from scheduler_core.models import Gang
-from tests.security.matrix_requests import body, client, own_gang, request_kwargs, send
-from tests.security.matrix_table import HIDDEN, LOGIN, NOT_FOUND, SECRET, STAFF, Row
+from scheduler_core.models import Gang, Queue
+from tests.security.matrix_requests import PARAMS_BY_KEY, QUEUE, body, client, own_gang, request_kwargs, send
+from tests.security.matrix_table import HIDDEN, LOGIN, NOT_FOUND, PAGE_NOT_FOUND, SECRET, STAFF, Row
 from tests.security.urlmatrix import Endpoint
 
 SEES_ALICES_GANG = {"alice", "vera", "olga"}
@@ -61,6 +61,14 @@ def check_hidden(endpoint, method, browser, world, kwargs, response) -> None:
     assert body(response).replace(SECRET.encode(), NEVER.encode()) == body(never)
 
 
+def check_page_not_found(endpoint, method, browser, world, kwargs, response) -> None:
+    """The same bytes as the answer for an object that never existed."""
+    path = endpoint.path({**world["params"], **PARAMS_BY_KEY.get(endpoint.key, {}), "name": NEVER})
+    never = getattr(browser, method.lower())(path, **kwargs)
+    assert never.status_code == 404
+    assert body(response) == body(never)
+
+
 # What a cell's answer must also show, beyond its status: (key, method, case) -> check(role, response).
 def _lists_alices_gang(role, response, world, browser) -> None:
     assert (SECRET in response.content.decode()) is (role in SEES_ALICES_GANG)
@@ -100,6 +108,11 @@ PAGE_ACTION_MESSAGES = {
 }
 
 
+def _queue_closed(role, response, world, browser) -> None:
+    closed = not Queue.objects.get(name=QUEUE).open
+    assert closed is (role == "olga")
+
+
 def _signed_in(role, response, world, browser) -> None:
     assert response.wsgi_request.user.is_authenticated is (response.status_code == 302)
 
@@ -117,6 +130,7 @@ CHECKS = {
     ("api:cluster", "GET", "default"): _counts_visible_gangs,
     ("dashboard:gang-action", "POST", "default"): _page_action_message,
     ("login", "POST", "default"): _signed_in,
+    ("dashboard:queue-action", "POST", "default"): _queue_closed,
 }
 
 
@@ -134,6 +148,8 @@ def ask(endpoint: Endpoint, row: Row, role: str, world: dict) -> None:
         assert rows_snapshot() == before, "a denied write changed rows"
     if outcome is HIDDEN:
         check_hidden(endpoint, row.method, browser, world, kwargs, response)
+    if outcome is PAGE_NOT_FOUND:
+        check_page_not_found(endpoint, row.method, browser, world, kwargs, response)
     if role == "bob" and 200 <= response.status_code < 300:
         assert SECRET not in body(response).decode(errors="replace"), "bob read alice's gang"
     check = CHECKS.get((row.key, row.method, row.case))

@@ -26,7 +26,10 @@ PARAMS = {
 QUEUE = "matrix-queue"
 PARAMS_BY_KEY = {
     "dashboard:simulation-plot": {"name": "comparison.png"},
-    **{key: {"name": QUEUE} for key in ("api:queue", "api:queue-close", "api:queue-open")},
+    **{
+        key: {"name": QUEUE}
+        for key in ("api:queue", "api:queue-close", "api:queue-open", "dashboard:queue-action")
+    },
 }
 
 NODE = (
@@ -95,6 +98,7 @@ REQUESTS = {
         "data": {"action": "kill", "gang": f"ml/{SECRET}", "confirm": "yes", "next": "/timed-out/"}
     },
     ("dashboard:simulations", "POST", "default"): lambda role: {"data": _SIMULATION},
+    ("dashboard:queue-action", "POST", "default"): lambda role: {"data": {"action": "close"}},
     ("login", "POST", "default"): lambda role: {"data": _credentials(role)},
     ("password_reset", "POST", "default"): lambda role: {"data": {"email": "nobody@example.com"}},
 }

@@ -11,6 +11,8 @@ names; ``bob``, another submitter; ``vera``, who may view every gang but neither
 - ``NOT_FOUND``: a write that would create the object answers 404 with a not-found ``errors``
   body (a write on another's key: comparing with "no such object" would compare with a creation).
 - ``DENIED``: 403, only for what the role may see but not do (vera's kill, a submitter's Node).
+- ``PAGE_NOT_FOUND``: a page's action on an object everyone may see but only some may change
+  (closing a queue): 404, byte for byte the answer for an object that does not exist.
 - ``REFUSED``: a 400 of the credentials endpoints (no such user); ``REFUSED_REDIRECT``: a page's
   form action refused with a message.
 - ``STAFF``: past the admin's staff gate, where Django's model permissions answer (200, 403, a
@@ -52,6 +54,7 @@ LOGIN = _outcome("LOGIN", 401, 302, denial=True)
 HIDDEN = _outcome("HIDDEN", 404, denial=True)
 NOT_FOUND = _outcome("NOT_FOUND", 404, denial=True)
 DENIED = _outcome("DENIED", 403, denial=True)
+PAGE_NOT_FOUND = _outcome("PAGE_NOT_FOUND", 404, denial=True)
 REFUSED = _outcome("REFUSED", 400, denial=True)
 REFUSED_FORM = _outcome("REFUSED_FORM", 200, denial=True)  # the sign-in form shown again
 REFUSED_REDIRECT = _outcome("REFUSED_REDIRECT", 302, denial=True)
@@ -133,6 +136,9 @@ TABLE: list[Row] = [
     row("dashboard:gang", "GET", *GANG_READ),
     row("dashboard:gang-action", "POST", LOGIN, REDIRECT, REFUSED_REDIRECT, REFUSED_REDIRECT, REDIRECT),
     row("dashboard:nodes", "GET", *everyone(OK)),
+    row("dashboard:queues", "GET", *everyone(OK)),
+    row("dashboard:queues-live", "GET", *everyone(OK)),
+    row("dashboard:queue-action", "POST", LOGIN, *[PAGE_NOT_FOUND] * 3, REDIRECT),
     row("dashboard:timed-out", "GET", *everyone(OK)),
     row("dashboard:simulations", "GET", *everyone(OK)),
     row("dashboard:simulations", "POST", *OPERATORS_ONLY, REDIRECT),

@@ -7,15 +7,22 @@
 3. Otherwise nothing of it binds: Strict gangs roll back; NonStrict gangs keep what they placed
    as reservations, but only at the head of the queue (a unit behind the head must not hold
    capacity the head may need). The timeout clock of a gang starts at its first placed member.
-4. The first unit blocked by resources alone may preempt lower-priority work; if it cannot, it
-   becomes the head, and the units behind it backfill (RESERVE), wait (BLOCK) or take whatever
-   fits (NONE), as the configuration says.
+4. The first unit blocked by resources alone may preempt lower-priority work (of its own
+   queue, when there are queues), then reclaim from queues over their fair share; if it
+   cannot, it becomes the head, and the units behind it backfill (RESERVE), wait (BLOCK) or
+   take whatever fits (NONE), as the configuration says.
+
+With queues (issue 19) the units come in ``queue_order`` and each trial places only what its
+queue's headroom admits (``ledger.py``). A unit held back by its queue (unknown or closed queue,
+a max, borrowing) is explained and skipped: it never becomes the head, never reserves, and so
+never blocks the units of other queues; held back by borrowing, it may still reclaim.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from .. import queue_explain, queue_order
 from ..decisions import Bind, Explanation, Reason, Reserve, Transition, TransitionKind
 from ..gang import Attempt, attempt, fits
 from ..model import GangMode, HeadOfLine, permit_quorum
@@ -23,13 +30,18 @@ from ..queue import Unit
 from ..session import Session
 from .backfill import Head, fits_on_empty, plan_head
 from .preempt import preempt
+from .reclaim import reclaim
 
 
 def allocate(session: Session) -> None:
     config = session.config
     head: Head | None = None
-    for unit in session.units:
+    ledger = session.queues
+    units = session.units if ledger is None else queue_order.ordered(ledger, session.units)
+    for unit in units:
         if unit.key in session.done or _requeued(session, unit):
+            continue
+        if ledger is not None and _gated(session, unit):
             continue
         if head is not None and config.head_of_line == HeadOfLine.BLOCK:
             _explain_behind(session, unit, head)
@@ -40,7 +52,10 @@ def allocate(session: Session) -> None:
             _bind(session, unit, result)
             continue
         _start_clocks(session, unit, result)
+        cut = result.trial.cut
         result.trial.discard()
+        if cut is not None and _held_by_queue(session, unit, cut, head is None):
+            continue
         if head is not None:
             if limit is not None and fits(session, unit):
                 _explain_behind(session, unit, head)
@@ -58,6 +73,8 @@ def allocate(session: Session) -> None:
             continue
         if config.preemption and preempt(session, unit):
             continue
+        if config.preemption and ledger is not None and reclaim(session, unit):
+            continue
         _keep_reservations(session, unit)
         head = plan_head(session, unit)
 
@@ -68,6 +85,30 @@ def _requeued(session: Session, unit: Unit) -> bool:
         return False
     gang = session.gangs.get(unit.pods[0].gang) if unit.pods[0].gang is not None else None
     return gang is not None and not gang.settled
+
+
+def _gated(session: Session, unit: Unit) -> bool:
+    """A unit whose queue is unknown, not a leaf or closed: explained, never placed."""
+    why = queue_explain.gate(session.queues, session, unit)
+    if why is None:
+        return False
+    for key in unit.gangs:
+        session.result.explanations[key] = _as(why, key)
+    return True
+
+
+def _held_by_queue(session: Session, unit: Unit, cut, first: bool) -> bool:
+    """A unit its queue's headroom held back: say why; held back by borrowing alone, the first
+    blocked unit may reclaim. It never becomes the head and keeps no reservation."""
+    why = queue_explain.blocked(session.queues, *cut)
+    if why is None:
+        return False
+    for key in unit.gangs:
+        if not session.gangs[key].settled:
+            session.result.explanations[key] = _as(why, key)
+    if why.reason == Reason.QUEUE_BORROW and first and session.config.preemption:
+        reclaim(session, unit)
+    return True
 
 
 def _bind(session: Session, unit: Unit, result: Attempt) -> None:
@@ -91,6 +132,8 @@ def _bind(session: Session, unit: Unit, result: Attempt) -> None:
     for pod, node in result.trial.assignments():
         session.bound_at[pod.key] = state.node_index[node]
         session.result.binds.append(Bind(pod.key, node, pod.gang))
+    if session.queues is not None:
+        session.queues.charge_trial(result.trial)
     session.done.add(unit.key)
 
 
@@ -129,6 +172,8 @@ def _keep_reservations(session: Session, unit: Unit) -> None:
             session.reserved.pop(pod.key, None)
         result.trial.discard()
         return
+    if session.queues is not None:
+        session.queues.charge_trial(result.trial)
     for pod, node in kept:
         gang = session.gangs[pod.gang]
         why = "NonStrict: accumulating members"

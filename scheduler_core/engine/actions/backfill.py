@@ -48,10 +48,25 @@ def unit_duration(session: Session, unit: Unit) -> float | None:
 
 def fits_on_empty(session: Session, unit: Unit) -> bool:
     """Could the unit run at all, if every pod but its own reservations were gone?"""
-    return _placement_on_empty(session, unit) is not None
+    return _nodes_only(session, _placement_on_empty, unit) is not None
 
 
 def plan_head(session: Session, unit: Unit) -> Head:
+    return _nodes_only(session, _plan_head, unit)
+
+
+def _nodes_only(session: Session, plan, unit: Unit):
+    """Run ``plan`` with queue admission off (see the module docstring)."""
+    if session.queues is None:
+        return plan(session, unit)
+    session.admission = False
+    try:
+        return plan(session, unit)
+    finally:
+        session.admission = True
+
+
+def _plan_head(session: Session, unit: Unit) -> Head:
     state = session.state
     nodes, rows, ends = _known_endings(session)
     order = np.argsort(ends, kind="stable")

@@ -15,6 +15,11 @@
 4. Only if the preemptor then fits: the victims are evicted, and the members its minimum needs
    are reserved (nominated) on the room they leave; they bind in a later cycle, once it is
    free. Members beyond the minimum are not nominated: they wait for free room.
+
+With queues (issue 19) priority preemption stays within the preemptor's queue: victims are
+its own queue's work (taking another queue's is reclaim, ``reclaim.py``). The search runs on
+the nodes alone; the victims found are kept only if the preemptor then also fits its queue's
+headroom, with the victims' usage given back to the queue.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import dataclasses
 
 import numpy as np
 
-from .. import explain
+from .. import explain, queue_order
 from ..decisions import Evict, Explanation, Reason, Reserve, Transition, TransitionKind
 from ..gang import attempt, fits
 from ..model import Pod
@@ -49,12 +54,28 @@ def preempt(session: Session, unit: Unit) -> bool:
         for victim in candidates(session, unit.priority)
         if victim.priority < unit.priority and not victim.evicted and not own.intersection(victim.owners)
     ]
+    ledger = session.queues
+    if ledger is not None:
+        queue = queue_order.unit_queue(ledger, unit)
+        victims = [victim for victim in victims if ledger.queue_of(victim.pods[0]) == queue]
     if not victims:
         return False
-    count = _shortest_prefix(session, unit, victims)
-    if count is None:
+    session.admission = ledger is None
+    try:
+        count = _shortest_prefix(session, unit, victims)
+        chosen = _minimal(session, unit, victims[:count]) if count is not None else None
+    finally:
+        session.admission = True
+    if chosen is None:
         return False
-    chosen = _minimal(session, unit, victims[:count])
+    if ledger is not None:
+        gone = [pod for victim in chosen for pod in victim.pods]
+        ledger.charge_pods(gone, -1)
+        if not fits(session, unit):  # the nodes have room, the queue's headroom has not
+            ledger.charge_pods(gone)
+            for victim in chosen:
+                victim.restore(session.state.used)
+            return False
     _commit(session, unit, chosen)
     return True
 
@@ -211,6 +232,8 @@ def _nominate(session: Session, unit: Unit, reason: str) -> int:
         state.used[state.node_index[node]] += state.vector(pod)
         session.reserve(pod, node)
         session.result.reservations.append(Reserve(pod.key, node, pod.gang, reason))
+    if session.queues is not None:
+        session.queues.charge_pods([pod for pod, _node in assignments])
     return len(assignments)
 
 

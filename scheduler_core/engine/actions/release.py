@@ -15,5 +15,7 @@ def release_held(session: Session, gang_key: str, reason: str) -> int:
         if index is not None:
             session.state.used[index] -= session.state.vector(pod)
         session.reserve(pod, None)
+        if session.queues is not None and index is not None:
+            session.queues.charge_pods([pod], -1)
         session.result.releases.append(Release(pod.key, node, gang_key, reason))
     return len(held)

@@ -37,5 +37,7 @@ def validate(session: Session) -> None:
 def _release(session: Session, pod, index: int | None, reason: str) -> None:
     if index is not None:
         session.state.used[index] -= session.state.vector(pod)
+        if session.queues is not None:
+            session.queues.charge_pods([pod], -1)
     session.reserve(pod, None)
     session.result.releases.append(Release(pod.key, pod.reserved_node, pod.gang, reason))

@@ -1,0 +1,228 @@
+"""What each queue uses, may take and is owed, kept up to date through one cycle (issue 19).
+
+Opened by the session only when the snapshot defines queues (``Snapshot.queues`` not empty):
+with no queues the engine never builds one, and every decision is what it was before queues.
+
+Usage is what a queue's bound and reserved pods request (a gang member is charged to its gang's
+queue, a pod scheduled alone to its own ``queue``), summed up the tree; demand is usage plus the
+pending requests of its active units. Both are taken from the snapshot when the cycle opens; the
+actions then ``charge`` what they bind, reserve, release and evict, so that admission and the
+order across queues see this cycle's placements at once. Demand stays as it was (a bind moves
+pending to usage, an eviction moves it back), and so do the fair shares (``fairshare.py``).
+
+Admission (``headroom``): a queue may take, per resource, the least of
+
+- for every queue on its path: its ``max`` less its usage;
+- what its parent may take, less what the parent's other children keep reserved (their unmet
+  guarantee while they have demand, what their lending limit keeps back) — at the top, what is
+  free in the cluster.
+
+So a queue below its guarantee takes it from the free capacity, and a queue above it borrows only
+what no sibling (of it or of an ancestor) is owed. These are a few small vectors per unit: the
+nodes are the trial's business (``session.Trial``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+import numpy as np
+
+from . import fairshare
+from .model import INACTIVE_PHASES, EngineConfig, Gang, Pod, Snapshot
+from .state import ClusterState
+
+
+class Ledger:
+    def __init__(self, snapshot: Snapshot, state: ClusterState, gangs: dict[str, Gang], config: EngineConfig):
+        self.state = state
+        self.gangs = gangs
+        self.gang_rule = config.gangs
+        tree = self.tree = fairshare.build_tree(snapshot.queues)
+        resources = state.resources
+        self.guarantee = fairshare.amounts(tree, resources, "guarantee", 0.0)
+        self.max = fairshare.amounts(tree, resources, "max", fairshare.UNLIMITED)
+        self.lending = fairshare.amounts(tree, resources, "lending_limit", fairshare.UNLIMITED)
+        self.leaf = np.array([tree.is_leaf(q) for q in range(tree.size)])
+        pods = snapshot.pods
+        self.pod_queue = np.fromiter(
+            (self._queue_index(pod) for pod in pods), dtype=np.int64, count=len(pods)
+        )
+        placed = state.pod_where >= 0
+        charged = placed & (self.pod_queue >= 0)
+        own = np.zeros((tree.size, len(resources)))
+        np.add.at(own, self.pod_queue[charged], state.pod_rows[charged])
+        self.usage = fairshare.roll_up(tree, own)
+        waiting = np.fromiter((self._waits(pod) for pod in pods), dtype=bool, count=len(pods))
+        waiting &= ~placed & (self.pod_queue >= 0)
+        pending = np.zeros_like(own)
+        np.add.at(pending, self.pod_queue[waiting], state.pod_rows[waiting])
+        self.demand = self.usage + fairshare.roll_up(tree, pending)
+        ready = np.array([node.ready and not node.unschedulable for node in snapshot.nodes], dtype=bool)
+        capacity = state.alloc[ready].astype(float).sum(axis=0) if ready.any() else np.zeros(len(resources))
+        self.capacity = np.minimum(capacity, fairshare.UNLIMITED)
+        self.total = (
+            state.pod_rows[placed].astype(float).sum(axis=0) if placed.any() else np.zeros(len(resources))
+        )
+        self.share = fairshare.fair_shares(tree, self.capacity, self.demand, self.guarantee, self.max)
+        self.reserve = fairshare.reserves(self.guarantee, self.usage, self.demand, self.lending)
+        # What the children of each queue keep reserved, summed; the last row is the root's.
+        self.reserved_below = np.zeros((tree.size + 1, len(resources)))
+        for q in range(tree.size):
+            self.reserved_below[self._slot(q)] += self.reserve[q]
+        self.ratios: list[float] = fairshare.ratios(self.usage, self.share).tolist()
+        self.evicted_by_reclaim: list[tuple[int, int]] = []  # (victim queue, reclaiming queue)
+
+    # -- which queue -------------------------------------------------------------------------
+
+    def _queue_index(self, pod: Pod) -> int:
+        gang = self.gangs.get(pod.gang) if pod.gang is not None and self.gang_rule else None
+        return self.tree.index.get(gang.queue if gang is not None else pod.queue, -1)
+
+    def _waits(self, pod: Pod) -> bool:
+        if not pod.pending:
+            return False
+        if pod.gang is None or not self.gang_rule:
+            return True
+        gang = self.gangs.get(pod.gang)
+        return gang is not None and gang.phase not in INACTIVE_PHASES
+
+    def queue_of(self, pod: Pod) -> int:
+        """The queue a pod is charged to (-1: a queue the tree does not have)."""
+        position = self.state.pod_position.get(id(pod))
+        return int(self.pod_queue[position]) if position is not None else self._queue_index(pod)
+
+    def queue_named(self, name: str) -> int:
+        return self.tree.index.get(name, -1)
+
+    def _slot(self, q: int) -> int:
+        parent = self.tree.parent[q]
+        return parent if parent >= 0 else self.tree.size
+
+    # -- charging ----------------------------------------------------------------------------
+
+    def charge(self, q: int, amount: np.ndarray) -> None:
+        """Add ``amount`` (negative: take it off) to queue ``q`` and its ancestors."""
+        self.total += amount
+        if q < 0:
+            return
+        for p in self.tree.paths[q]:
+            self.usage[p] += amount
+            before = self.reserve[p].copy()
+            after = np.maximum(
+                np.maximum(
+                    np.minimum(self.guarantee[p], self.demand[p]) - self.usage[p],
+                    self.guarantee[p] - self.usage[p] - self.lending[p],
+                ),
+                0.0,
+            )
+            self.reserve[p] = after
+            self.reserved_below[self._slot(p)] += after - before
+            self.ratios[p] = self.ratio(p)
+
+    def charge_pods(self, pods: Iterable[Pod], sign: int = 1) -> None:
+        by_queue: dict[int, np.ndarray] = defaultdict(lambda: np.zeros(len(self.state.resources)))
+        for pod in pods:
+            by_queue[self.queue_of(pod)] += self.state.vector(pod)
+        for q, amount in by_queue.items():
+            self.charge(q, sign * amount)
+
+    def charge_trial(self, trial) -> None:
+        """Charge what a trial placed (its ``placed`` know their queue and request)."""
+        for placed in trial.placed:
+            self.charge(placed.queue, placed.request * len(placed.pods))
+
+    # -- admission ---------------------------------------------------------------------------
+
+    def headroom(self, q: int, placed: Iterable = ()) -> np.ndarray:
+        """How much more queue ``q`` may take (module docstring), given a trial's ``placed``."""
+        return self._walk(q, placed)[0]
+
+    def _walk(self, q: int, placed: Iterable = (), column: int | None = None):
+        """(headroom, what bounds ``column``: ("max" | "borrow", queue)) along q's path."""
+        path = self.tree.paths[q]
+        extra: dict[int, np.ndarray] = {}
+        spent = 0.0
+        for item in placed:
+            amount = item.request * len(item.pods)
+            spent = spent + amount
+            if item.queue >= 0:
+                for p in self.tree.paths[item.queue]:
+                    if p in path:
+                        extra[p] = extra.get(p, 0.0) + amount
+        room = self.capacity - self.total - spent
+        bound = ("free", -1)
+        for p in reversed(path):
+            taken = self.usage[p] + extra.get(p, 0.0)
+            own = self.max[p] - taken
+            lent = room - (self.reserved_below[self._slot(p)] - self.reserve[p])
+            if column is not None:
+                if own[column] <= lent[column]:
+                    if own[column] < room[column]:
+                        bound = ("max", p)
+                elif lent[column] < room[column]:
+                    bound = ("borrow", p)
+            room = np.minimum(own, lent)
+        return room, bound
+
+    def binding(self, q: int, column: int, placed: Iterable = ()) -> tuple[str, int]:
+        """Which rule limits queue ``q`` on ``column``: ("max", p), ("borrow", p) or ("free", -1)."""
+        return self._walk(q, placed, column)[1]
+
+    # -- order and reclaim -------------------------------------------------------------------
+
+    def ratio(self, q: int) -> float:
+        """Dominant usage over fair share: below 1, the queue is below its fair share."""
+        return float(fairshare.ratios(self.usage[q : q + 1], self.share[q : q + 1])[0])
+
+    def ratio_after(self, q: int, amount: np.ndarray) -> float:
+        return float(fairshare.ratios((self.usage[q] + amount)[None, :], self.share[q : q + 1])[0])
+
+    # -- the record ----------------------------------------------------------------------------
+
+    def report(self) -> dict[str, dict]:
+        """Per queue, after this cycle's decisions: plain dicts the service stores as they are."""
+        tree = self.tree
+        borrowed = np.maximum(self.usage - self.guarantee, 0.0)
+        lendable = np.minimum(np.maximum(self.guarantee - self.usage, 0.0), self.lending)
+        lent = np.zeros_like(lendable)
+        for kids in (tree.top, *tree.children):
+            if not kids:
+                continue
+            ids = np.array(kids)
+            wanted = borrowed[ids].sum(axis=0)
+            offered = lendable[ids].sum(axis=0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                part = np.where(offered > 0, np.minimum(wanted / np.maximum(offered, 1e-9), 1.0), 0.0)
+            lent[ids] = lendable[ids] * part
+        out = {}
+        for q, queue in enumerate(tree.queues):
+            out[queue.name] = {
+                "path": tree.names[q],
+                "parent": tree.queues[tree.parent[q]].name if tree.parent[q] >= 0 else None,
+                "leaf": bool(self.leaf[q]),
+                "open": queue.open,
+                "weight": queue.weight,
+                "usage": self._amounts(self.usage[q]),
+                "guarantee": self._amounts(self.guarantee[q]),
+                "fair_share": self._amounts(self.share[q]),
+                "max": self._amounts(self.max[q], limit=True),
+                "pending": self._amounts(np.maximum(self.demand[q] - self.usage[q], 0.0)),
+                "borrowed": self._amounts(borrowed[q]),
+                "lent": self._amounts(lent[q]),
+            }
+        return out
+
+    def _amounts(self, row: np.ndarray, limit: bool = False) -> dict[str, int]:
+        """A row as {resource: int}, zeros left out (for ``limit``: unlimited left out)."""
+        out = {}
+        for i, name in enumerate(self.state.resources):
+            value = row[i]
+            if limit and value >= fairshare.UNLIMITED:
+                continue
+            if value > 0.5 or (limit and value >= 0):
+                if name == "pods" and not limit:
+                    continue
+                out[name] = int(value + 1e-6)
+        return out

@@ -1,0 +1,239 @@
+// The Queues page (dashboard/pages/queues.py): a chart per resource of the charted queue's last
+// hour (usage, fair share, guarantee; inline SVG as charts.js draws the overview's), and the
+// tree kept live. On every "gangsched:gang" event from live.js (and after a reconnect's
+// catch-up), at most once every REFRESH_MS, /queues/live/ is re-read: each row's state, waiting
+// gangs, bars (.queue-bar[data-queue][data-resource], data-used etc.) and borrowed / lent /
+// pending are rewritten, and a point (now) is appended to the chart from the charted queue's row.
+// window.gangschedQueues exposes the chart data and the last rows (tests read them).
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+  var W = 600, H = 160, PAD = { l: 46, r: 8, t: 8, b: 18 };
+  var SERIES = [
+    { key: "usage", name: "usage", color: "#1c7ed6" },
+    { key: "fair_share", name: "fair share", color: "#e8590c" },
+    { key: "guarantee", name: "guarantee", color: "#343a40" },
+  ];
+  var REFRESH_MS = 2000;
+  var MAX_POINTS = 60;
+
+  // As scheduler_core.engine.quantity.format_quantity writes it (charts.js has the same).
+  var BINARY = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"], DECIMAL = ["", "k", "M", "G", "T", "P", "E"];
+  function amount(resource, value) {
+    value = Math.round(value || 0);
+    if (resource === "cpu") return value % 1000 === 0 ? String(value / 1000) : value + "m";
+    var bytes = ["memory", "ephemeral-storage", "storage"].indexOf(resource) >= 0 || /^hugepages-/.test(resource);
+    if (!bytes || !value) return String(value);
+    var base = value % 1024 === 0 ? 1024 : 1000, units = base === 1024 ? BINARY : DECIMAL, power = 0;
+    while (power < units.length - 1 && value % Math.pow(base, power + 1) === 0) power++;
+    return value / Math.pow(base, power) + units[power];
+  }
+  // Axis labels: round figures, not exact quantities.
+  function axis(resource, value) {
+    if (resource === "cpu") return (Math.round(value / 100) / 10) + "";
+    if (resource === "memory") return (Math.round((10 * value) / Math.pow(1024, 3)) / 10) + "Gi";
+    return String(Math.round(value * 10) / 10);
+  }
+
+  function el(name, attrs, text) {
+    var node = document.createElementNS(SVG, name);
+    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function drawResource(svg, resource, points) {
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    if (!points.length) return;
+    var value = function (p, key) { return (p[key] || {})[resource] || 0; };
+    var max = 1;
+    points.forEach(function (p) { SERIES.forEach(function (s) { max = Math.max(max, value(p, s.key)); }); });
+    var x = function (i) { return PAD.l + (W - PAD.l - PAD.r) * (points.length < 2 ? 0 : i / (points.length - 1)); };
+    var y = function (v) { return H - PAD.b - (H - PAD.t - PAD.b) * (v / max); };
+    [0, 0.5, 1].forEach(function (f) {
+      svg.appendChild(el("line", { x1: PAD.l, x2: W - PAD.r, y1: y(max * f), y2: y(max * f), stroke: "#e9ecef" }));
+      svg.appendChild(el("text", { x: 2, y: y(max * f) + 3 }, axis(resource, max * f)));
+    });
+    svg.appendChild(el("text", { x: PAD.l, y: H - 4 }, "-60 min"));
+    svg.appendChild(el("text", { x: W - PAD.r - 24, y: H - 4 }, "now"));
+    var legend = PAD.l + 6;
+    SERIES.forEach(function (s) {
+      var d = points.map(function (p, i) { return (i ? "L" : "M") + x(i).toFixed(1) + "," + y(value(p, s.key)).toFixed(1); }).join("");
+      var last = value(points[points.length - 1], s.key);
+      svg.appendChild(el("path", { d: d, fill: "none", stroke: s.color, "stroke-width": 1.8, "data-series": s.key, "data-last": last }));
+      // The newest point as a dot: a chart of one minute still shows where each figure is.
+      svg.appendChild(el("circle", { cx: x(points.length - 1).toFixed(1), cy: y(last).toFixed(1), r: 2.5, fill: s.color }));
+      var label = s.name + " " + amount(resource, last);
+      svg.appendChild(el("text", { x: legend, y: PAD.t + 8, fill: s.color }, label));
+      legend += Math.max(110, 6 * label.length + 14);
+    });
+  }
+
+  function render(data) {
+    var box = document.getElementById("queue-charts");
+    if (!box) return;
+    data.resources.forEach(function (resource) {
+      var svg = box.querySelector('svg[data-resource="' + resource + '"]');
+      if (!svg) {
+        var figure = document.createElement("figure");
+        var caption = document.createElement("figcaption");
+        caption.textContent = resource;
+        svg = el("svg", { "class": "chart", viewBox: "0 0 " + W + " " + H, role: "img", "data-resource": resource,
+                          "aria-label": resource + " of queue " + data.queue + " over the last hour" });
+        figure.appendChild(caption);
+        figure.appendChild(svg);
+        box.appendChild(figure);
+      }
+      drawResource(svg, resource, data.points);
+    });
+    var note = box.querySelector(".empty");
+    if (note && data.points.length) box.removeChild(note);
+    if (!data.points.length && !note) {
+      var none = document.createElement("p");
+      none.className = "empty";
+      none.textContent = "No samples in the last hour yet (one is kept each minute a scheduling cycle runs).";
+      box.appendChild(none);
+    }
+  }
+
+  // ---- the tree, live
+
+  function cellOf(tr, selector) { return tr.querySelector(selector); }
+
+  function barNode(row, bar) {
+    var node = document.createElement("div");
+    node.className = "bar queue-bar";
+    node.setAttribute("data-queue", row.name);
+    node.setAttribute("data-resource", bar.resource);
+    node.setAttribute("data-used", bar.used);
+    node.setAttribute("data-guarantee", bar.guarantee);
+    node.setAttribute("data-fair-share", bar.fair_share == null ? "" : bar.fair_share);
+    node.setAttribute("data-max", bar.max == null ? "" : bar.max);
+    node.setAttribute("title", bar.resource + ": " + bar.label);
+    var fill = document.createElement("span");
+    fill.className = "bar-fill" + (bar.hot ? " hot" : "");
+    fill.style.width = bar.used_pct + "%";
+    node.appendChild(fill);
+    var marks = [["mark-guarantee", bar.guarantee_pct], ["mark-fair", bar.fair_pct]];
+    marks.forEach(function (m) {
+      if (m[1] == null) return;
+      var mark = document.createElement("span");
+      mark.className = "bar-mark " + m[0];
+      mark.style.left = m[1] + "%";
+      node.appendChild(mark);
+    });
+    var label = document.createElement("span");
+    label.className = "bar-label";
+    label.textContent = bar.resource + " " + bar.label;
+    node.appendChild(label);
+    return node;
+  }
+
+  function lendingNode(bar) {
+    var line = document.createElement("div");
+    line.setAttribute("data-resource", bar.resource);
+    line.appendChild(document.createTextNode(bar.resource + ": "));
+    [["data-borrowed", bar.borrowed, bar.borrowed_text], ["data-lent", bar.lent == null ? "" : bar.lent, bar.lent_text || "\u2014"],
+     ["data-pending", bar.pending, bar.pending_text]].forEach(function (part, i) {
+      if (i) line.appendChild(document.createTextNode(" \u00b7 "));
+      var span = document.createElement("span");
+      span.setAttribute(part[0], part[1]);
+      span.textContent = part[2];
+      line.appendChild(span);
+    });
+    return line;
+  }
+
+  function replaceChildren(parent, nodes, empty) {
+    while (parent.firstChild) parent.removeChild(parent.firstChild);
+    nodes.forEach(function (n) { parent.appendChild(n); });
+    if (!nodes.length && empty) {
+      var span = document.createElement("span");
+      span.className = "empty";
+      span.textContent = empty;
+      parent.appendChild(span);
+    }
+  }
+
+  function applyRow(tr, row) {
+    var state = cellOf(tr, ".queue-state");
+    if (state) {
+      var text = row.open ? "Open" : "Closed";
+      state.textContent = text;
+      state.setAttribute("data-state", text);
+      state.className = "queue-state " + (row.open ? "queue-open" : "queue-closed");
+    }
+    var waiting = cellOf(tr, ".queue-waiting");
+    if (waiting) {
+      waiting.textContent = String(row.waiting_gangs);
+      waiting.setAttribute("data-waiting", row.waiting_gangs);
+    }
+    var bars = cellOf(tr, ".queue-bars");
+    if (bars) replaceChildren(bars, row.bars.map(function (bar) { return barNode(row, bar); }), "nothing used, guaranteed or limited");
+    var lending = cellOf(tr, ".queue-lending");
+    if (lending) replaceChildren(lending, row.bars.map(lendingNode));
+  }
+
+  function apply(rows) {
+    queues.rows = rows;
+    rows.forEach(function (row) {
+      var tr = document.querySelector('#queue-tree tr[data-queue="' + CSS.escape(row.name) + '"]');
+      if (tr) applyRow(tr, row);
+    });
+    var data = queues.data;
+    if (!data || !data.queue) return;
+    var charted = rows.filter(function (row) { return row.name === data.queue; })[0];
+    if (!charted) return;
+    var point = { t: new Date().toISOString(), usage: {}, fair_share: {}, guarantee: {} };
+    charted.bars.forEach(function (bar) {
+      point.usage[bar.resource] = bar.used;
+      point.guarantee[bar.resource] = bar.guarantee;
+      if (bar.fair_share != null) point.fair_share[bar.resource] = bar.fair_share;
+      if (data.resources.indexOf(bar.resource) < 0) data.resources.push(bar.resource);
+    });
+    data.points.push(point);
+    while (data.points.length > MAX_POINTS) data.points.shift();
+    render(data);
+  }
+
+  var queues = (window.gangschedQueues = { data: null, rows: null, refreshes: 0 });
+  var lastRefresh = 0, timer = null, fetching = false;
+
+  function refresh() {
+    timer = null;
+    if (fetching) {
+      timer = window.setTimeout(refresh, REFRESH_MS);
+      return;
+    }
+    fetching = true;
+    lastRefresh = Date.now();
+    fetch("/queues/live/", { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (body) {
+        if (body) {
+          queues.refreshes += 1;
+          apply(body.queues || []);
+        }
+      })
+      .catch(function () {})
+      .then(function () { fetching = false; });
+  }
+
+  function onGang() {
+    if (!document.getElementById("queue-tree") || timer) return;
+    // Leading edge now, then at most one trailing refresh per REFRESH_MS.
+    timer = window.setTimeout(refresh, Math.max(0, lastRefresh + REFRESH_MS - Date.now()));
+  }
+
+  function start() {
+    var source = document.getElementById("queue-chart-data");
+    if (!source) return;
+    queues.data = JSON.parse(source.textContent);
+    render(queues.data);
+  }
+
+  document.addEventListener("gangsched:gang", onGang);
+  document.addEventListener("gangsched:caught-up", onGang);
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
