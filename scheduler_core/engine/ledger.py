@@ -62,6 +62,8 @@ class Ledger:
         ready = np.array([node.ready and not node.unschedulable for node in snapshot.nodes], dtype=bool)
         capacity = state.alloc[ready].astype(float).sum(axis=0) if ready.any() else np.zeros(len(resources))
         self.capacity = np.minimum(capacity, fairshare.UNLIMITED)
+        # Admission's top bound, what is free on all nodes (cordoned ones hold pods too).
+        self.room = np.minimum(state.alloc.astype(float).sum(axis=0), fairshare.UNLIMITED)
         self.total = (
             state.pod_rows[placed].astype(float).sum(axis=0) if placed.any() else np.zeros(len(resources))
         )
@@ -151,7 +153,7 @@ class Ledger:
                 for p in self.tree.paths[item.queue]:
                     if p in path:
                         extra[p] = extra.get(p, 0.0) + amount
-        room = self.capacity - self.total - spent
+        room = self.room - self.total - spent
         bound = ("free", -1)
         for p in reversed(path):
             taken = self.usage[p] + extra.get(p, 0.0)
