@@ -42,7 +42,7 @@ def preempt(session: Session, unit: Unit) -> bool:
     if _above_minimum(session, unit):
         return False
     terminating = _terminating_usage(session)
-    if terminating is not None and _fits_without(session, unit, terminating):
+    if terminating is not None and _fits_after_terminating(session, unit, terminating):
         for key in unit.gangs or (unit.key,):
             session.result.explanations[key] = Explanation(
                 key, Reason.PREEMPTING, "waiting for evicted pods to terminate", {}
@@ -166,6 +166,20 @@ def _terminating_usage(session: Session) -> np.ndarray | None:
         pods = [pod for pod in session.snapshot.pods if pod.terminating]
         session.terminating_usage = session.state.usage_of(pods) if pods else False
     return session.terminating_usage if session.terminating_usage is not False else None
+
+
+def _fits_after_terminating(session: Session, unit: Unit, usage: np.ndarray) -> bool:
+    """Would the unit fit once the pods being deleted are gone (from their queues too)?"""
+    if session.queues is None:
+        return _fits_without(session, unit, usage)
+    leaving = [
+        pod for pod in session.snapshot.pods if pod.terminating and pod.node in session.state.node_index
+    ]
+    session.queues.charge_pods(leaving, -1)
+    try:
+        return _fits_without(session, unit, usage)
+    finally:
+        session.queues.charge_pods(leaving)
 
 
 def _fits_without(session: Session, unit: Unit, usage: np.ndarray) -> bool:
