@@ -73,7 +73,13 @@ class Ledger:
         self.reserved_below = np.zeros((tree.size + 1, len(resources)))
         for q in range(tree.size):
             self.reserved_below[self._slot(q)] += self.reserve[q]
+        # 1 / fair share (inf where there is none), so a ratio is one multiply and a max.
+        with np.errstate(divide="ignore"):
+            self.inverse = np.where(self.share > 1e-9, 1.0 / np.maximum(self.share, 1e-9), np.inf)
+        self.kept_back = np.minimum(self.guarantee, self.demand)
         self.ratios: list[float] = fairshare.ratios(self.usage, self.share).tolist()
+        self.reclaim_failed: dict[int, list[np.ndarray]] = {}  # see actions/reclaim.py
+        self.victim_queues: dict[int, int] = {}  # id(victim) -> queue, for actions/reclaim.py
         self.evicted_by_reclaim: list[tuple[int, int]] = []  # (victim queue, reclaiming queue)
 
     # -- which queue -------------------------------------------------------------------------
@@ -110,18 +116,33 @@ class Ledger:
         if q < 0:
             return
         for p in self.tree.paths[q]:
-            self.usage[p] += amount
+            usage = self.usage[p]
+            usage += amount
             before = self.reserve[p].copy()
             after = np.maximum(
-                np.maximum(
-                    np.minimum(self.guarantee[p], self.demand[p]) - self.usage[p],
-                    self.guarantee[p] - self.usage[p] - self.lending[p],
-                ),
-                0.0,
+                np.maximum(self.kept_back[p], self.guarantee[p] - self.lending[p]) - usage, 0.0
             )
             self.reserve[p] = after
             self.reserved_below[self._slot(p)] += after - before
             self.ratios[p] = self.ratio(p)
+
+    def save(self) -> tuple:
+        """The charged state, for ``restore`` after a dry run that charges much."""
+        return (
+            self.usage.copy(),
+            self.reserve.copy(),
+            self.reserved_below.copy(),
+            self.total.copy(),
+            list(self.ratios),
+        )
+
+    def restore(self, saved: tuple) -> None:
+        usage, reserve, below, total, ratios = saved
+        self.usage[:] = usage
+        self.reserve[:] = reserve
+        self.reserved_below[:] = below
+        self.total[:] = total
+        self.ratios[:] = ratios
 
     def charge_pods(self, pods: Iterable[Pod], sign: int = 1) -> None:
         by_queue: dict[int, np.ndarray] = defaultdict(lambda: np.zeros(len(self.state.resources)))
@@ -176,10 +197,16 @@ class Ledger:
 
     def ratio(self, q: int) -> float:
         """Dominant usage over fair share: below 1, the queue is below its fair share."""
-        return float(fairshare.ratios(self.usage[q : q + 1], self.share[q : q + 1])[0])
+        return self._ratio(self.usage[q], q)
 
     def ratio_after(self, q: int, amount: np.ndarray) -> float:
-        return float(fairshare.ratios((self.usage[q] + amount)[None, :], self.share[q : q + 1])[0])
+        return self._ratio(self.usage[q] + amount, q)
+
+    def _ratio(self, usage: np.ndarray, q: int) -> float:
+        """``fairshare.ratios`` for one row, without its temporaries (it runs on every charge)."""
+        out = np.zeros_like(usage)
+        np.multiply(usage, self.inverse[q], out=out, where=usage > 1e-9)
+        return float(out.max()) if out.size else 0.0
 
     # -- the record ----------------------------------------------------------------------------
 

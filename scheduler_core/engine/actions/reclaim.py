@@ -25,6 +25,8 @@ blocked by resources (or by borrowing: what it would borrow is kept for others) 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,127 +42,187 @@ from .victims import Victim, candidates
 EVERY_PRIORITY = 1 << 62
 
 
+@dataclass(eq=False)
+class Bundle:
+    """Victims taken together (``_bundles``), with their pods' nodes and rows in one array."""
+
+    victims: list[Victim]
+    queue: int
+    nodes: np.ndarray
+    rows: np.ndarray
+    amount: np.ndarray  # what its queue gets back
+
+
 def reclaim(session: Session, unit: Unit) -> bool:
+    """Evict work of queues over their fair share so that ``unit`` fits (module docstring).
+
+    A queue whose unit could not reclaim does not try again in the cycle for a unit that
+    needs at least as much of everything: the answer would be the same, at the same cost.
+    """
     ledger = session.queues
     queue = queue_order.unit_queue(ledger, unit)
     if queue < 0 or ledger.ratios[queue] >= 1.0 or _above_minimum(session, unit):
         return False
-    own = set(unit.gangs)
-    pool = [
-        victim
-        for victim in candidates(session, EVERY_PRIORITY)
-        if not victim.evicted and not own.intersection(victim.owners)
-    ]
-    eligible = _eligible(session, queue, _bundles(pool))
-    if not eligible:
+    need = _need(session, unit)
+    if any(np.all(failed <= need) for failed in ledger.reclaim_failed.get(queue, ())):
         return False
-    count = _shortest_prefix(session, unit, eligible)
-    if count is None:
+    tree = ledger.tree
+    over = {
+        v
+        for v in range(tree.size)
+        if ledger.leaf[v] and tree.queues[v].reclaimable and ledger.ratios[v] > 1.0
+    }
+    over.discard(queue)
+    chosen = None
+    if over:
+        own = set(unit.gangs)
+        pool = [
+            victim
+            for victim in candidates(session, EVERY_PRIORITY)
+            if not victim.evicted
+            and not own.intersection(victim.owners)
+            and _victim_queue(ledger, victim) in over
+        ]
+        eligible = _eligible(session, queue, _bundles(session, pool), need)
+        count = _shortest_prefix(session, unit, eligible) if eligible else None
+        chosen = _minimal(session, unit, eligible[:count]) if count is not None else None
+    if chosen is None:
+        ledger.reclaim_failed.setdefault(queue, []).append(need)
         return False
-    chosen = _minimal(session, unit, eligible[:count])
     _commit(session, unit, queue, chosen)
     return True
 
 
-def _queue(session: Session, victim: Victim) -> int:
-    return session.queues.queue_of(victim.pods[0])
+def _victim_queue(ledger, victim: Victim) -> int:
+    """The queue a victim is charged to, looked up once a cycle (victims are built once)."""
+    q = ledger.victim_queues.get(id(victim))
+    if q is None:
+        q = ledger.victim_queues[id(victim)] = ledger.queue_of(victim.pods[0])
+    return q
 
 
-def _bundles(pool: list[Victim]) -> list[list[Victim]]:
+def _need(session: Session, unit: Unit) -> np.ndarray:
+    """What the unit's waiting pods request in all."""
+    state = session.state
+    pods = list(unit.pods) + [pod for key in unit.gangs for pod in session.waiting(key)]
+    return sum((state.vector(pod) for pod in pods), np.zeros(len(state.resources), np.int64)).astype(float)
+
+
+def _bundles(session: Session, pool: list[Victim]) -> Iterator[Bundle]:
     """What is taken together: an elastic member alone, a whole gang with its elastic members
     (those not taken before it: a victim gang keeps >= min_member running or loses them all)."""
-    bundles: list[list[Victim]] = []
     spare: dict[int, list[Victim]] = {}
     for victim in pool:
         if victim.elastic_of is not None and victim.whole is not None:
             spare.setdefault(id(victim.whole), []).append(victim)
+    seen: set[int] = set()
     for victim in pool:
-        if victim.elastic_of is not None:
-            bundles.append([victim])
-        else:
-            bundles.append([victim, *spare.get(id(victim), ())])
-    return bundles
+        group = [victim] if victim.elastic_of is not None else [victim, *spare.get(id(victim), ())]
+        group = [v for v in group if id(v) not in seen]
+        if not group:
+            continue
+        seen.update(id(v) for v in group)
+        rows = np.concatenate([v.rows for v in group]) if len(group) > 1 else group[0].rows
+        nodes = np.concatenate([v.nodes for v in group]) if len(group) > 1 else group[0].nodes
+        queue = _victim_queue(session.queues, group[0])
+        yield Bundle(group, queue, nodes, rows, rows.sum(axis=0).astype(float))
 
 
-def _eligible(session: Session, queue: int, pool: list[list[Victim]]) -> list[list[Victim]]:
-    """Bundles in order whose queues stay at or over their fair share once taken (point 3)."""
+def _eligible(session: Session, queue: int, pool: Iterable[Bundle], need: np.ndarray) -> list[Bundle]:
+    """Bundles in order whose queues stay at or over their fair share once taken (point 3),
+    until they free twice what the unit needs (the binary search then takes the fewest)."""
     ledger = session.queues
     tree = ledger.tree
     mine = set(tree.paths[queue])
     taken: dict[int, np.ndarray] = {}
-    seen: set[int] = set()
+    freed = np.zeros_like(need)
+    wanted = need > 0
     eligible = []
     for bundle in pool:
-        bundle = [victim for victim in bundle if id(victim) not in seen]
-        v = _queue(session, bundle[0]) if bundle else -1
-        if v < 0 or not tree.queues[v].reclaimable or ledger.ratios[v] <= 1.0:
-            continue
-        amount = sum(victim.rows.sum(axis=0).astype(float) for victim in bundle)
-        path = [p for p in tree.paths[v] if p not in mine]
-        if all(ledger.ratio_after(p, -(taken.get(p, 0.0) + amount)) >= 1.0 for p in path):
+        path = [p for p in tree.paths[bundle.queue] if p not in mine]
+        if all(ledger.ratio_after(p, -(taken.get(p, 0.0) + bundle.amount)) >= 1.0 for p in path):
             for p in path:
-                taken[p] = taken.get(p, 0.0) + amount
-            seen.update(id(victim) for victim in bundle)
+                taken[p] = taken.get(p, 0.0) + bundle.amount
             eligible.append(bundle)
+            freed += bundle.amount
+            if np.all(freed[wanted] >= 2 * need[wanted]):
+                break
     return eligible
 
 
-def _lift(session: Session, bundles: list[list[Victim]], sign: int) -> None:
-    """Take the victims off the nodes and their queues (sign -1), or put them back (+1)."""
-    used = session.state.used
-    for bundle in bundles:
-        for victim in bundle:
-            (victim.restore if sign > 0 else victim.free)(used)
-            session.queues.charge(_queue(session, victim), sign * victim.rows.sum(axis=0).astype(float))
+def _lift(session: Session, bundles: list[Bundle], sign: int) -> None:
+    """Take the bundles off the nodes and their queues (sign -1), or put them back (+1)."""
+    if not bundles:
+        return
+    nodes = np.concatenate([b.nodes for b in bundles])
+    rows = np.concatenate([b.rows for b in bundles])
+    (np.add if sign > 0 else np.subtract).at(session.state.used, nodes, rows)
+    by_queue: dict[int, np.ndarray] = {}
+    for b in bundles:
+        by_queue[b.queue] = by_queue.get(b.queue, 0.0) + b.amount
+    for q, amount in by_queue.items():
+        session.queues.charge(q, sign * amount)
 
 
-def _fits_without(session: Session, unit: Unit, victims: list[list[Victim]]) -> bool:
-    _lift(session, victims, -1)
-    try:
+def _shortest_prefix(session: Session, unit: Unit, bundles: list[Bundle]) -> int | None:
+    """The fewest bundles, in order, whose eviction lets the unit fit; None if all do not."""
+    state, ledger = session.state, session.queues
+    saved_used, saved_ledger = state.used.copy(), ledger.save()
+
+    def fits_after(count: int) -> bool:
+        state.used[:] = saved_used
+        ledger.restore(saved_ledger)
+        _lift(session, bundles[:count], -1)
         return fits(session, unit)
+
+    try:
+        if not fits_after(len(bundles)):
+            return None
+        low, high = 1, len(bundles)
+        while low < high:
+            middle = (low + high) // 2
+            if fits_after(middle):
+                high = middle
+            else:
+                low = middle + 1
+        return low
     finally:
-        _lift(session, victims, +1)
+        state.used[:] = saved_used
+        ledger.restore(saved_ledger)
 
 
-def _shortest_prefix(session: Session, unit: Unit, victims: list[list[Victim]]) -> int | None:
-    if not _fits_without(session, unit, victims):
-        return None
-    low, high = 1, len(victims)
-    while low < high:
-        middle = (low + high) // 2
-        if _fits_without(session, unit, victims[:middle]):
-            high = middle
-        else:
-            low = middle + 1
-    return low
-
-
-def _minimal(session: Session, unit: Unit, chosen: list[list[Victim]]) -> list[list[Victim]]:
+def _minimal(session: Session, unit: Unit, chosen: list[Bundle]) -> list[Bundle]:
     """Give back each bundle, most expensive (last taken) first, if the unit fits without it."""
+    _lift(session, chosen, -1)
     kept = list(chosen)
-    for victim in reversed(chosen):
-        rest = [other for other in kept if other is not victim]
-        if rest and _fits_without(session, unit, rest):
-            kept = rest
+    for bundle in reversed(chosen):
+        if len(kept) == 1:
+            break
+        _lift(session, [bundle], +1)
+        if fits(session, unit):
+            kept.remove(bundle)
+        else:
+            _lift(session, [bundle], -1)
+    _lift(session, kept, +1)
     return kept
 
 
-def _commit(session: Session, unit: Unit, queue: int, bundles: list[list[Victim]]) -> None:
+def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle]) -> None:
     ledger = session.queues
     name = ledger.tree.names[queue]
-    chosen = [bundle[0] for bundle in bundles]
+    chosen = [bundle.victims[0] for bundle in bundles]
     request = sum((victim.rows.sum(axis=0) for victim in chosen), np.zeros(len(session.state.resources)))
-    victim_queues = list(dict.fromkeys(_queue(session, victim) for victim in chosen))
+    victim_queues = list(dict.fromkeys(bundle.queue for bundle in bundles))
     text, details = queue_explain.reclaim_text(ledger, victim_queues, request)
     _lift(session, bundles, -1)
     reclaimer = f"reclaimed by queue {name} (below its fair share) for {unit.key}"
     for bundle in bundles:
-        for victim in bundle:
+        for victim in bundle.victims:
             victim.evicted = True
             for pod in victim.pods:
                 session.evicted.add(pod.key)
                 session.result.evictions.append(
-                    Evict(pod.key, pod.node, pod.gang, f"{reclaimer}: {bundle[0].why()}")
+                    Evict(pod.key, pod.node, pod.gang, f"{reclaimer}: {bundle.victims[0].why()}")
                 )
     for victim in chosen:
         for key in victim.gangs:
@@ -169,7 +231,9 @@ def _commit(session: Session, unit: Unit, queue: int, bundles: list[list[Victim]
             why = f"{reclaimer}: {victim.why()} ({explain.members_text(members)})"
             session.result.transitions.append(Transition(key, TransitionKind.PREEMPTED, why))
     names = "; ".join(
-        explain.victim_text(bundle[0], sorted(p.key for victim in bundle for p in victim.pods))
+        explain.victim_text(
+            bundle.victims[0], sorted(p.key for victim in bundle.victims for p in victim.pods)
+        )
         for bundle in bundles
     )
     nominated = _nominate(session, unit, f"nominated: reclaim from {text}")
