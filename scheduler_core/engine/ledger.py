@@ -46,16 +46,27 @@ class Ledger:
         self.lending = fairshare.amounts(tree, resources, "lending_limit", fairshare.UNLIMITED)
         self.leaf = np.array([tree.is_leaf(q) for q in range(tree.size)])
         pods = snapshot.pods
-        self.pod_queue = np.fromiter(
-            (self._queue_index(pod) for pod in pods), dtype=np.int64, count=len(pods)
-        )
+        # Per pod: its queue, and whether it waits in an active unit (its gang looked up once).
+        by_gang = {
+            key: (tree.index.get(g.queue, -1), g.phase not in INACTIVE_PHASES) for key, g in gangs.items()
+        }
+        index = tree.index
+        rule = self.gang_rule
+        queue_of, active = [], []
+        for pod in pods:
+            if rule and pod.gang is not None and pod.gang in by_gang:
+                q, waits = by_gang[pod.gang]
+            else:  # alone, or a provisional member (it waits for its gang, not in a unit)
+                q, waits = index.get(pod.queue, -1), pod.gang is None or not rule
+            queue_of.append(q)
+            active.append(waits and pod.pending)
+        self.pod_queue = np.array(queue_of, dtype=np.int64)
         placed = state.pod_where >= 0
         charged = placed & (self.pod_queue >= 0)
         own = np.zeros((tree.size, len(resources)))
         np.add.at(own, self.pod_queue[charged], state.pod_rows[charged])
         self.usage = fairshare.roll_up(tree, own)
-        waiting = np.fromiter((self._waits(pod) for pod in pods), dtype=bool, count=len(pods))
-        waiting &= ~placed & (self.pod_queue >= 0)
+        waiting = np.array(active, dtype=bool) & ~placed & (self.pod_queue >= 0)
         pending = np.zeros_like(own)
         np.add.at(pending, self.pod_queue[waiting], state.pod_rows[waiting])
         self.demand = self.usage + fairshare.roll_up(tree, pending)
@@ -76,25 +87,19 @@ class Ledger:
         # 1 / fair share (inf where there is none), so a ratio is one multiply and a max.
         with np.errstate(divide="ignore"):
             self.inverse = np.where(self.share > 1e-9, 1.0 / np.maximum(self.share, 1e-9), np.inf)
-        self.kept_back = np.minimum(self.guarantee, self.demand)
+        # What a queue keeps reserved is max(0, keeps - usage) (fairshare.reserves).
+        self.keeps = np.maximum(np.minimum(self.guarantee, self.demand), self.guarantee - self.lending)
+        self.path_rows = [np.array(path) for path in tree.paths]
+        self.slot_rows = [np.array([self._slot(p) for p in path]) for path in tree.paths]
         self.ratios: list[float] = fairshare.ratios(self.usage, self.share).tolist()
         self.reclaim_failed: dict[int, list[np.ndarray]] = {}  # see actions/reclaim.py
         self.victim_queues: dict[int, int] = {}  # id(victim) -> queue, for actions/reclaim.py
-        self.evicted_by_reclaim: list[tuple[int, int]] = []  # (victim queue, reclaiming queue)
 
     # -- which queue -------------------------------------------------------------------------
 
     def _queue_index(self, pod: Pod) -> int:
         gang = self.gangs.get(pod.gang) if pod.gang is not None and self.gang_rule else None
         return self.tree.index.get(gang.queue if gang is not None else pod.queue, -1)
-
-    def _waits(self, pod: Pod) -> bool:
-        if not pod.pending:
-            return False
-        if pod.gang is None or not self.gang_rule:
-            return True
-        gang = self.gangs.get(pod.gang)
-        return gang is not None and gang.phase not in INACTIVE_PHASES
 
     def queue_of(self, pod: Pod) -> int:
         """The queue a pod is charged to (-1: a queue the tree does not have)."""
@@ -115,16 +120,17 @@ class Ledger:
         self.total += amount
         if q < 0:
             return
-        for p in self.tree.paths[q]:
-            usage = self.usage[p]
-            usage += amount
-            before = self.reserve[p].copy()
-            after = np.maximum(
-                np.maximum(self.kept_back[p], self.guarantee[p] - self.lending[p]) - usage, 0.0
-            )
-            self.reserve[p] = after
-            self.reserved_below[self._slot(p)] += after - before
-            self.ratios[p] = self.ratio(p)
+        path, slots = self.path_rows[q], self.slot_rows[q]
+        self.usage[path] += amount
+        usage = self.usage[path]
+        before = self.reserve[path]
+        after = np.maximum(self.keeps[path] - usage, 0.0)
+        self.reserve[path] = after
+        np.add.at(self.reserved_below, slots, after - before)
+        scaled = np.zeros_like(usage)
+        np.multiply(usage, self.inverse[path], out=scaled, where=usage > 1e-9)
+        for p, ratio in zip(self.tree.paths[q], scaled.max(axis=1).tolist(), strict=True):
+            self.ratios[p] = ratio
 
     def save(self) -> tuple:
         """The charged state, for ``restore`` after a dry run that charges much."""
