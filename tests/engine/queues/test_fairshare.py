@@ -166,3 +166,15 @@ def test_kai_one_queue_requests_more_than_it_deserves():
     10 CPUs, each queue deserves 5, requests 7, 2 and 2: shares 6, 2 and 2."""
     got = level(10, [7, 2, 2], guarantee=[5, 5, 5], weights=[1, 1, 1]).ravel().tolist()
     assert got == pytest.approx([6, 2, 2])
+
+
+def test_docs_worked_example_with_a_guarantee_inside():
+    """docs/queues.md: nlp guaranteed 6 inside ml's share of 8: nlp 6 + 1, vision 1; and a
+    research wanting only 2 leaves ml 10."""
+    tree = tree_of(
+        Queue("ml", weight=2), Queue("nlp", "ml"), Queue("vision", "ml"), Queue("research"), Queue("default")
+    )
+    got = shares(tree, 12, [40, 20, 20, 20, 0], guarantee=[0, 6, 0, 0, 0]).ravel().tolist()
+    assert got == pytest.approx([8, 7, 1, 4, 0])
+    got = shares(tree, 12, [40, 20, 20, 2, 0]).ravel().tolist()
+    assert got == pytest.approx([10, 5, 5, 2, 0])
