@@ -93,7 +93,7 @@ class Ledger:
         self.slot_rows = [np.array([self._slot(p) for p in path]) for path in tree.paths]
         self.ratios: list[float] = fairshare.ratios(self.usage, self.share).tolist()
         self.reclaim_failed: dict[int, list[np.ndarray]] = {}  # see actions/reclaim.py
-        self.victim_queues: dict[int, int] = {}  # id(victim) -> queue, for actions/reclaim.py
+        self.victim_index = None  # (queues covered, victims): actions/victims.of_queues
 
     # -- which queue -------------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from ..gang import attempt, fits
 from ..model import Pod
 from ..queue import Unit
 from ..session import Session
-from .victims import Victim, candidates
+from .victims import Victim, candidates, gone
 
 
 def preempt(session: Session, unit: Unit) -> bool:
@@ -52,10 +52,12 @@ def preempt(session: Session, unit: Unit) -> bool:
     victims = [
         victim
         for victim in candidates(session, unit.priority)
-        if victim.priority < unit.priority and not victim.evicted and not own.intersection(victim.owners)
+        if victim.priority < unit.priority
+        and not gone(session, victim)
+        and not own.intersection(victim.owners)
     ]
     ledger = session.queues
-    if ledger is not None:
+    if ledger is not None:  # within the unit's own queue
         queue = queue_order.unit_queue(ledger, unit)
         victims = [victim for victim in victims if ledger.queue_of(victim.pods[0]) == queue]
     if not victims:
@@ -69,10 +71,10 @@ def preempt(session: Session, unit: Unit) -> bool:
     if chosen is None:
         return False
     if ledger is not None:
-        gone = [pod for victim in chosen for pod in victim.pods]
-        ledger.charge_pods(gone, -1)
+        freed = [pod for victim in chosen for pod in victim.pods]
+        ledger.charge_pods(freed, -1)
         if not fits(session, unit):  # the nodes have room, the queue's headroom has not
-            ledger.charge_pods(gone)
+            ledger.charge_pods(freed)
             for victim in chosen:
                 victim.restore(session.state.used)
             return False

@@ -16,8 +16,9 @@ blocked by resources (or by borrowing: what it would borrow is kept for others) 
    share. Scheduling order and reclaim use this same ratio: the victim queue, still at or over
    its share, can never reclaim back (no ping-pong).
 4. The shortest prefix of the eligible victims that lets the unit fit (the nodes and its
-   queue's headroom, with the victims' usage given back) is found by binary search, then each
-   victim is given back, most expensive first, if the unit still fits without it.
+   queue's headroom, with the victims' usage given back) is found by binary search; then the
+   victims on nodes the unit would not use are given back, and each of the last few taken too,
+   most expensive first, if the unit still fits without it.
 5. The victims are evicted (whole gangs transition PREEMPTED, as with preemption, with a reason
    naming the queue the room goes to) and the unit's minimum is nominated on the room.
 """
@@ -32,14 +33,11 @@ import numpy as np
 
 from .. import explain, queue_explain, queue_order
 from ..decisions import Evict, Explanation, Reason, Transition, TransitionKind
-from ..gang import fits
+from ..gang import attempt, fits
 from ..queue import Unit
 from ..session import Session
 from .preempt import _above_minimum, _nominate
-from .victims import Victim, candidates
-
-#: Reclaim looks at all running work, whatever its priority.
-EVERY_PRIORITY = 1 << 62
+from .victims import Victim, gone, of_queues
 
 
 @dataclass(eq=False)
@@ -78,10 +76,8 @@ def reclaim(session: Session, unit: Unit) -> bool:
         own = set(unit.gangs)
         pool = [
             victim
-            for victim in candidates(session, EVERY_PRIORITY)
-            if not victim.evicted
-            and not own.intersection(victim.owners)
-            and _victim_queue(ledger, victim) in over
+            for victim in of_queues(session, over)
+            if not gone(session, victim) and not own.intersection(victim.owners)
         ]
         eligible = _eligible(session, queue, _bundles(session, pool), need)
         count = _shortest_prefix(session, unit, eligible) if eligible else None
@@ -91,14 +87,6 @@ def reclaim(session: Session, unit: Unit) -> bool:
         return False
     _commit(session, unit, queue, chosen)
     return True
-
-
-def _victim_queue(ledger, victim: Victim) -> int:
-    """The queue a victim is charged to, looked up once a cycle (victims are built once)."""
-    q = ledger.victim_queues.get(id(victim))
-    if q is None:
-        q = ledger.victim_queues[id(victim)] = ledger.queue_of(victim.pods[0])
-    return q
 
 
 def _need(session: Session, unit: Unit) -> np.ndarray:
@@ -124,7 +112,7 @@ def _bundles(session: Session, pool: list[Victim]) -> Iterator[Bundle]:
         seen.update(id(v) for v in group)
         rows = np.concatenate([v.rows for v in group]) if len(group) > 1 else group[0].rows
         nodes = np.concatenate([v.nodes for v in group]) if len(group) > 1 else group[0].nodes
-        queue = _victim_queue(session.queues, group[0])
+        queue = session.queues.queue_of(group[0].pods[0])
         yield Bundle(group, queue, nodes, rows, rows.sum(axis=0).astype(float))
 
 
@@ -191,11 +179,29 @@ def _shortest_prefix(session: Session, unit: Unit, bundles: list[Bundle]) -> int
         ledger.restore(saved_ledger)
 
 
+#: How many of the chosen bundles, the last taken first, are each tried for giving back.
+GIVE_BACK_TRIES = 16
+
+
 def _minimal(session: Session, unit: Unit, chosen: list[Bundle]) -> list[Bundle]:
-    """Give back each bundle, most expensive (last taken) first, if the unit fits without it."""
+    """Give back what the unit does not need: at once the bundles with no pod on a node the
+    unit would land on (if it still fits), then each of the last ``GIVE_BACK_TRIES`` taken, most
+    expensive first, if the unit still fits without it."""
     _lift(session, chosen, -1)
+    trial = attempt(session, unit, explain=False).trial
+    landing = np.zeros(session.state.alloc.shape[0], dtype=bool)
+    for placed in trial.placed:
+        landing[placed.nodes] = True
+    trial.discard()
+    idle = [b for b in chosen if not landing[b.nodes].any()]
     kept = list(chosen)
-    for bundle in reversed(chosen):
+    if idle and len(idle) < len(chosen):
+        _lift(session, idle, +1)
+        if fits(session, unit):
+            kept = [b for b in chosen if landing[b.nodes].any()]
+        else:
+            _lift(session, idle, -1)
+    for bundle in list(reversed(kept))[:GIVE_BACK_TRIES]:
         if len(kept) == 1:
             break
         _lift(session, [bundle], +1)

@@ -75,11 +75,21 @@ def candidates(session: Session, below: int) -> list[Victim]:
     """
     if session.victims is not None and session.victims[0] >= below:
         return session.victims[1]
+    victims = _collect(session, below, None)
+    session.victims = (below, victims)
+    return victims
+
+
+def _collect(session: Session, below: int, queues: set[int] | None) -> list[Victim]:
+    """``candidates``, of the queues ``queues`` only when given (a pod's queue: ``ledger.py``)."""
     found: list[tuple] = []
     running: dict[str, list[Pod]] = defaultdict(list)
     index = session.state.node_index
-    for pod in session.snapshot.pods:
+    charged = session.queues.pod_queue if queues is not None else None
+    for position, pod in enumerate(session.snapshot.pods):
         if pod.node is None or pod.terminating or pod.node not in index:
+            continue
+        if charged is not None and int(charged[position]) not in queues:
             continue
         gang = session.gangs.get(pod.gang) if pod.gang is not None and session.config.gangs else None
         if gang is not None:
@@ -103,8 +113,25 @@ def candidates(session: Session, below: int) -> list[Victim]:
     victims.sort(key=Victim.order, reverse=True)
     for victim in victims if session.evicted else ():  # built again: what is gone stays gone
         victim.evicted = any(pod.key in session.evicted for pod in victim.pods)
-    session.victims = (below, victims)
     return victims
+
+
+def gone(session: Session, victim: Victim) -> bool:
+    """Taken in this cycle, by this list's user or another's (preemption's and reclaim's lists
+    hold distinct victims for the same pods, always taken whole: the first pod tells)."""
+    return victim.evicted or victim.pods[0].key in session.evicted
+
+
+def of_queues(session: Session, queues: set[int]) -> list[Victim]:
+    """With queues (issue 19): the victims of every priority charged to ``queues``, in the order
+    taken, for reclaim; built for the queues asked, and again only for queues not seen yet."""
+    ledger = session.queues
+    cached = ledger.victim_index
+    if cached is None or not queues <= cached[0]:
+        covered = queues | (cached[0] if cached is not None else set())
+        cached = ledger.victim_index = (covered, _collect(session, 1 << 62, covered))
+    charged = ledger.queue_of
+    return [victim for victim in cached[1] if charged(victim.pods[0]) in queues]
 
 
 def _gang_victims(
