@@ -126,7 +126,7 @@ class Ledger:
         before = self.reserve[path]
         after = np.maximum(self.keeps[path] - usage, 0.0)
         self.reserve[path] = after
-        np.add.at(self.reserved_below, slots, after - before)
+        self.reserved_below[slots] += after - before  # one parent per path step: no repeats
         scaled = np.zeros_like(usage)
         np.multiply(usage, self.inverse[path], out=scaled, where=usage > 1e-9)
         for p, ratio in zip(self.tree.paths[q], scaled.max(axis=1).tolist(), strict=True):
