@@ -220,28 +220,7 @@ def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle]) -> 
     request = sum((victim.rows.sum(axis=0) for victim in chosen), np.zeros(len(session.state.resources)))
     victim_queues = list(dict.fromkeys(bundle.queue for bundle in bundles))
     text, details = queue_explain.reclaim_text(ledger, victim_queues, request)
-    _lift(session, bundles, -1)
-    reclaimer = f"reclaimed by queue {name} (below its fair share) for {unit.key}"
-    for bundle in bundles:
-        for victim in bundle.victims:
-            victim.evicted = True
-            for pod in victim.pods:
-                session.evicted.add(pod.key)
-                session.result.evictions.append(
-                    Evict(pod.key, pod.node, pod.gang, f"{reclaimer}: {bundle.victims[0].why()}")
-                )
-    for victim in chosen:
-        for key in victim.gangs:
-            members = [pod.key for pod in session.members.get(key, ()) if pod.key in session.evicted]
-            session.gangs[key] = dataclasses.replace(session.gangs[key], satisfied=False, wait_started=None)
-            why = f"{reclaimer}: {victim.why()} ({explain.members_text(members)})"
-            session.result.transitions.append(Transition(key, TransitionKind.PREEMPTED, why))
-    names = "; ".join(
-        explain.victim_text(
-            bundle.victims[0], sorted(p.key for victim in bundle.victims for p in victim.pods)
-        )
-        for bundle in bundles
-    )
+    names = _evict(session, bundles, f"reclaimed by queue {name} (below its fair share) for {unit.key}")
     nominated = _nominate(session, unit, f"nominated: reclaim from {text}")
     session.done.add(unit.key)
     for key in unit.gangs or (unit.key,):
@@ -256,3 +235,66 @@ def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle]) -> 
                 "nominated": nominated,
             },
         )
+
+
+def _evict(session: Session, bundles: list[Bundle], why: str) -> str:
+    """Evict the bundles (off the nodes and their queues), as preemption does; their names."""
+    _lift(session, bundles, -1)
+    chosen = [bundle.victims[0] for bundle in bundles]
+    for bundle in bundles:
+        for victim in bundle.victims:
+            victim.evicted = True
+            for pod in victim.pods:
+                session.evicted.add(pod.key)
+                session.result.evictions.append(
+                    Evict(pod.key, pod.node, pod.gang, f"{why}: {bundle.victims[0].why()}")
+                )
+    for victim in chosen:
+        for key in victim.gangs:
+            members = [pod.key for pod in session.members.get(key, ()) if pod.key in session.evicted]
+            session.gangs[key] = dataclasses.replace(session.gangs[key], satisfied=False, wait_started=None)
+            text = f"{why}: {victim.why()} ({explain.members_text(members)})"
+            session.result.transitions.append(Transition(key, TransitionKind.PREEMPTED, text))
+    return "; ".join(
+        explain.victim_text(
+            bundle.victims[0], sorted(p.key for victim in bundle.victims for p in victim.pods)
+        )
+        for bundle in bundles
+    )
+
+
+def within_max(session: Session, unit: Unit) -> bool:
+    """Priority preemption within a queue at its max (Kueue's preemption within a ClusterQueue):
+    the unit's own queue's lower-priority work makes room under the max, chosen as reclaim
+    chooses (fewest, then given back if not needed), with the queue's headroom checked."""
+    ledger = session.queues
+    queue = queue_order.unit_queue(ledger, unit)
+    if queue < 0 or _above_minimum(session, unit):
+        return False
+    own = set(unit.gangs)
+    pool = [
+        victim
+        for victim in of_queues(session, {queue})
+        if victim.priority < unit.priority
+        and not gone(session, victim)
+        and not own.intersection(victim.owners)
+    ]
+    bundles = list(_bundles(session, pool))
+    count = _shortest_prefix(session, unit, bundles) if bundles else None
+    if count is None:
+        return False
+    chosen = _minimal(session, unit, bundles[:count])
+    name = ledger.tree.names[queue]
+    preemptor = f"preempted by {unit.key} (priority {unit.priority}) within queue {name}, at its max"
+    names = _evict(session, chosen, preemptor)
+    nominated = _nominate(session, unit, f"nominated: evicting {names}")
+    session.done.add(unit.key)
+    for key in unit.gangs or (unit.key,):
+        session.result.explanations[key] = Explanation(
+            key,
+            Reason.PREEMPTING,
+            f"evicting {names} within queue {name}, at its max, to make room for {nominated} members; "
+            "binds once they are gone",
+            {"queue": name, "victims": [b.victims[0].key for b in chosen], "nominated": nominated},
+        )
+    return True

@@ -240,3 +240,42 @@ def test_no_queue_ever_goes_over_its_max_across_cycles():
     )
     _, final = cycles(world, 3)
     assert usage(final, "q") == 6
+
+
+def test_at_its_max_a_higher_priority_gang_preempts_within_its_queue():
+    """q may use 4 GPUs and runs a priority-0 gang of 4: a priority-10 gang of 2 in q evicts it
+    (Kueue's preemption within a ClusterQueue at its quota), binds in the next cycle, and the
+    queue stays within its max; a gang of the same priority only waits."""
+    from .qworld import cycles
+
+    low = gang("ns/low", 4, queue="q", satisfied=True)
+    running = members("ns/low", 4, gpu=1, node="n0", started=1.0)
+    high = gang("ns/high", 2, queue="q", priority=10, created=5)
+    world = with_queues(
+        snapshot(
+            [node("n0", cpu=32, memory=64, gpu=8)],
+            [*running, *members("ns/high", 2, gpu=1, priority=10)],
+            [low, high],
+        ),
+        queue("q", max=amounts(gpu=4)),
+    )
+    results, final = cycles(world, 2)
+    assert sorted(e.pod for e in results[0].evictions) == [f"ns/low-{i}" for i in range(4)]
+    assert (
+        results[0]
+        .evictions[0]
+        .reason.startswith("preempted by ns/high (priority 10) within queue q, at its max")
+    )
+    why = results[0].explanations["ns/high"]
+    assert why.reason == Reason.PREEMPTING and "within queue q, at its max" in why.message
+    assert bound_of(results[1], "ns/high") == ["ns/high-0", "ns/high-1"]
+    assert usage(final, "q") == 2
+    same = gang("ns/same", 2, queue="q", created=5)
+    world = with_queues(
+        snapshot(
+            [node("n0", cpu=32, memory=64, gpu=8)], [*running, *members("ns/same", 2, gpu=1)], [low, same]
+        ),
+        queue("q", max=amounts(gpu=4)),
+    )
+    result = run_cycle(world, NOW)
+    assert result.evictions == [] and result.explanations["ns/same"].reason == Reason.QUEUE_MAX
