@@ -94,6 +94,9 @@ class Ledger:
         self.ratios: list[float] = fairshare.ratios(self.usage, self.share).tolist()
         self.reclaim_failed: dict[int, list[np.ndarray]] = {}  # see actions/reclaim.py
         self.victim_index = None  # (queues covered, victims): actions/victims.of_queues
+        self.queue_victims: dict[int, tuple] = {}  # queue -> (below, victims): victims.of_queue
+        self._by_queue = None  # snapshot pod positions sorted by queue, built on first use
+        self.snapshot_pods = pods
 
     # -- which queue -------------------------------------------------------------------------
 
@@ -105,6 +108,20 @@ class Ledger:
         """The queue a pod is charged to (-1: a queue the tree does not have)."""
         position = self.state.pod_position.get(id(pod))
         return int(self.pod_queue[position]) if position is not None else self._queue_index(pod)
+
+    def pods_of(self, queues: set[int]) -> list[Pod]:
+        """The snapshot's pods charged to ``queues``, in snapshot order."""
+        if self._by_queue is None:
+            order = np.argsort(self.pod_queue, kind="stable")
+            self._by_queue = (order, self.pod_queue[order])
+        order, sorted_queues = self._by_queue
+        picked = [
+            order[np.searchsorted(sorted_queues, q) : np.searchsorted(sorted_queues, q, side="right")]
+            for q in queues
+        ]
+        positions = np.sort(np.concatenate(picked)) if picked else np.zeros(0, np.int64)
+        pods = self.snapshot_pods
+        return [pods[i] for i in positions.tolist()]
 
     def queue_named(self, name: str) -> int:
         return self.tree.index.get(name, -1)

@@ -34,7 +34,7 @@ from ..gang import attempt, fits
 from ..model import Pod
 from ..queue import Unit
 from ..session import Session
-from .victims import Victim, candidates, gone
+from .victims import Victim, candidates, gone, of_queue
 
 
 def preempt(session: Session, unit: Unit) -> bool:
@@ -49,17 +49,18 @@ def preempt(session: Session, unit: Unit) -> bool:
             )
         return True
     own = set(unit.gangs)
+    ledger = session.queues
+    if ledger is None:
+        listed = candidates(session, unit.priority)
+    else:  # within the unit's own queue
+        listed = of_queue(session, queue_order.unit_queue(ledger, unit), unit.priority)
     victims = [
         victim
-        for victim in candidates(session, unit.priority)
+        for victim in listed
         if victim.priority < unit.priority
         and not gone(session, victim)
         and not own.intersection(victim.owners)
     ]
-    ledger = session.queues
-    if ledger is not None:  # within the unit's own queue
-        queue = queue_order.unit_queue(ledger, unit)
-        victims = [victim for victim in victims if ledger.queue_of(victim.pods[0]) == queue]
     if not victims:
         return False
     session.admission = ledger is None

@@ -75,21 +75,18 @@ def candidates(session: Session, below: int) -> list[Victim]:
     """
     if session.victims is not None and session.victims[0] >= below:
         return session.victims[1]
-    victims = _collect(session, below, None)
+    victims = _collect(session, below, session.snapshot.pods)
     session.victims = (below, victims)
     return victims
 
 
-def _collect(session: Session, below: int, queues: set[int] | None) -> list[Victim]:
-    """``candidates``, of the queues ``queues`` only when given (a pod's queue: ``ledger.py``)."""
+def _collect(session: Session, below: int, pods) -> list[Victim]:
+    """``candidates`` among ``pods`` (all of the snapshot's, or those of some queues)."""
     found: list[tuple] = []
     running: dict[str, list[Pod]] = defaultdict(list)
     index = session.state.node_index
-    charged = session.queues.pod_queue if queues is not None else None
-    for position, pod in enumerate(session.snapshot.pods):
+    for pod in pods:
         if pod.node is None or pod.terminating or pod.node not in index:
-            continue
-        if charged is not None and int(charged[position]) not in queues:
             continue
         gang = session.gangs.get(pod.gang) if pod.gang is not None and session.config.gangs else None
         if gang is not None:
@@ -129,9 +126,20 @@ def of_queues(session: Session, queues: set[int]) -> list[Victim]:
     cached = ledger.victim_index
     if cached is None or not queues <= cached[0]:
         covered = queues | (cached[0] if cached is not None else set())
-        cached = ledger.victim_index = (covered, _collect(session, 1 << 62, covered))
+        cached = ledger.victim_index = (covered, _collect(session, 1 << 62, ledger.pods_of(covered)))
     charged = ledger.queue_of
     return [victim for victim in cached[1] if charged(victim.pods[0]) in queues]
+
+
+def of_queue(session: Session, queue: int, below: int) -> list[Victim]:
+    """With queues: ``candidates`` of one queue (preemption stays within the preemptor's
+    queue), built from that queue's pods only, once a cycle per queue."""
+    ledger = session.queues
+    cached = ledger.queue_victims.get(queue)
+    if cached is None or cached[0] < below:
+        victims = _collect(session, below, ledger.pods_of({queue}))
+        cached = ledger.queue_victims[queue] = (below, victims)
+    return cached[1]
 
 
 def _gang_victims(
