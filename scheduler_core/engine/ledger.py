@@ -93,6 +93,7 @@ class Ledger:
         self.slot_rows = [np.array([self._slot(p) for p in path]) for path in tree.paths]
         self.ratios: list[float] = fairshare.ratios(self.usage, self.share).tolist()
         self.reclaim_failed: dict[int, list[np.ndarray]] = {}  # see actions/reclaim.py
+        self.gated: set[str] = set()  # units whose first gang's queue takes no work (queue_order)
         self.victim_index = None  # (queues covered, victims): actions/victims.of_queues
         self.queue_victims: dict[int, tuple] = {}  # queue -> (below, victims): victims.of_queue
         self._by_queue = None  # snapshot pod positions sorted by queue, built on first use
@@ -182,8 +183,20 @@ class Ledger:
     # -- admission ---------------------------------------------------------------------------
 
     def headroom(self, q: int, placed: Iterable = ()) -> np.ndarray:
-        """How much more queue ``q`` may take (module docstring), given a trial's ``placed``."""
-        return self._walk(q, placed)[0]
+        """How much more queue ``q`` may take (module docstring), given a trial's ``placed``.
+
+        The walk down the path, ``room = min(own_p, room - others_p)`` from the top, unrolled:
+        the least of ``own_p`` less what the siblings of the queues below p keep, and of the
+        free room less what all of them keep (``_walk`` does it step by step, and says which
+        rule bounds).
+        """
+        if placed:
+            return self._walk(q, placed)[0]
+        path, slots = self.path_rows[q], self.slot_rows[q]  # leaf first
+        others = self.reserved_below[slots] - self.reserve[path]
+        below = np.cumsum(others, axis=0) - others  # what the queues below each one keep out
+        own = self.max[path] - self.usage[path] - below
+        return np.minimum(own.min(axis=0), self.room - self.total - others.sum(axis=0))
 
     def _walk(self, q: int, placed: Iterable = (), column: int | None = None):
         """(headroom, what bounds ``column``: ("max" | "borrow", queue)) along q's path."""

@@ -41,7 +41,7 @@ def allocate(session: Session) -> None:
     for unit in units:
         if unit.key in session.done or _requeued(session, unit):
             continue
-        if ledger is not None and _gated(session, unit):
+        if ledger is not None and (unit.key in ledger.gated or len(unit.gangs) > 1) and _gated(session, unit):
             continue
         if head is not None and config.head_of_line == HeadOfLine.BLOCK:
             _explain_behind(session, unit, head)
