@@ -169,3 +169,28 @@ def test_gpus_as_words():
     text = run_cycle(world, NOW).explanations["ns/b0"].message
     assert "nvidia.com/gpu 3" in text
     assert usage(world, "a") == 8
+
+
+def test_reclaim_inside_a_subtree_names_the_queue_by_path():
+    """ml = nlp + vision, 16 GPUs: vision runs 16 single-GPU gangs, nlp wants 8. Fair shares
+    8 and 8: nlp reclaims 8 from ml/vision, which says by how much it was over."""
+    gangs, pods = [], []
+    for i in range(16):
+        key = f"ns/v{i}"
+        gangs.append(gang(key, 1, queue="vision", created=float(i), satisfied=True))
+        pods.extend(members(key, 1, gpu=1, node=f"n{i // 8}", started=float(i)))
+    nlp = gang("ns/nlp", 8, queue="nlp", created=100)
+    world = with_queues(
+        snapshot(nodes(2, cpu=64, memory=128, gpu=8), [*pods, *members("ns/nlp", 8, gpu=1)], [*gangs, nlp]),
+        queue("ml"),
+        queue("nlp", "ml"),
+        queue("vision", "ml"),
+    )
+    result = run_cycle(world, NOW)
+    assert len(result.evictions) == 8
+    why = result.explanations["ns/nlp"]
+    assert why.message.startswith(
+        "waiting for reclaim from ml/vision (over its fair share by nvidia.com/gpu 8)"
+    )
+    assert result.evictions[0].reason.startswith("reclaimed by queue ml/nlp (below its fair share)")
+    assert result.queues["vision"]["fair_share"][GPU] == 8
