@@ -1,6 +1,7 @@
 """Benchmark of the scheduling engine: placement throughput and cycle latency at cluster scale.
 
     python bench/engine.py [--nodes 5000] [--pods 50000] [--out bench/results/engine.json] [--quick]
+                           [--queues N]
 
 Three measurements, all in one run, with fixed seeds:
 
@@ -13,6 +14,10 @@ Three measurements, all in one run, with fixed seeds:
 * Cycle latency: a fresh, partly full cluster (running gangs with known durations, so backfilling
   has shadow times to compute) and 1,000 pending gangs; one cycle, repeated with other seeds;
   p50 and p99 of the wall time of ``run_cycle``, and the p50 of each action's share.
+
+With ``--queues N`` every snapshot gets a 3-level queue tree of N leaves whose guarantees add
+up to the cluster, and the gangs are assigned to the leaves round-robin (issue 19): the same
+measurements then include fair share, admission, the order across queues and reclaim.
 
 Nothing here asserts anything: the script prints a table and writes JSON for the record.
 """
@@ -38,7 +43,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
-from engine_workload import busy_cluster, latency_snapshot, throughput_snapshot  # noqa: E402
+from engine_workload import (  # noqa: E402
+    busy_cluster,
+    latency_snapshot,
+    throughput_snapshot,
+    with_queue_tree,
+)
 from naive_scheduler import naive_baseline  # noqa: E402
 
 from scheduler_core.engine import (  # noqa: E402
@@ -96,14 +106,14 @@ def measure_throughput(snapshot: Snapshot, max_cycles: int = 50) -> dict:
     }
 
 
-def measure_latency(nodes: int, gangs: int, runs: int, cap: int, fill: float) -> dict:
+def measure_latency(nodes: int, gangs: int, runs: int, cap: int, fill: float, queues: int = 0) -> dict:
     now = 5000.0
     base = busy_cluster(nodes, seed=7, fill=fill, now=now)
     walls, timings, considered, results = [], [], [], []
     slowest = None
     for run in range(runs):
         seed = 100 + run
-        snapshot = latency_snapshot(base, gangs, seed=seed, cap=cap)
+        snapshot = with_queue_tree(latency_snapshot(base, gangs, seed=seed, cap=cap), queues)
         gc.collect()  # garbage from the previous run is not this cycle's cost
         started = time.perf_counter()
         result = run_cycle(snapshot, now + run, EngineConfig())
@@ -183,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "engine.json"))
     parser.add_argument("--quick", action="store_true", help="a smaller, faster run")
     parser.add_argument(
+        "--queues", type=int, default=0, help="leaf queues of a 3-level tree (default 0: no queues)"
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="print cProfile of a throughput and a latency cycle"
     )
     args = parser.parse_args(argv)
@@ -195,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
 
     print(f"building {pods:,} pending pods on {nodes:,} nodes ...", flush=True)
-    snapshot = throughput_snapshot(nodes, pods, seed=42)
+    snapshot = with_queue_tree(throughput_snapshot(nodes, pods, seed=42), args.queues)
     gangs_total = len(snapshot.gangs)
     sizes = sorted(g.total_number for g in snapshot.gangs)
 
@@ -207,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         f"cycle latency: {gangs_in_cycle} pending gangs on {nodes:,} nodes, {latency_runs} runs ...",
         flush=True,
     )
-    latency = measure_latency(nodes, gangs_in_cycle, latency_runs, cap=256, fill=0.85)
+    latency = measure_latency(nodes, gangs_in_cycle, latency_runs, cap=256, fill=0.85, queues=args.queues)
 
     profiles = ""
     if args.profile:
@@ -222,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "quick": args.quick,
+        "queues": args.queues,
         "nodes": nodes,
         "pods": pods,
         "gangs": gangs_total,
@@ -266,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"engine benchmark: {nodes:,} nodes, {pods:,} pods in {gangs_total:,} gangs "
         f"(sizes {sizes[0]}..{sizes[-1]}, median {sizes[len(sizes) // 2]})"
+        + (f", {args.queues} leaf queues in a 3-level tree" if args.queues else "")
     )
     rows = [
         (

@@ -18,7 +18,17 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from scheduler_core.engine import Gang, GangMode, GangPhase, Node, Pod, Snapshot, Taint, Toleration  # noqa: E402
+from scheduler_core.engine import (  # noqa: E402
+    Gang,
+    GangMode,
+    GangPhase,
+    Node,
+    Pod,
+    Queue,
+    Snapshot,
+    Taint,
+    Toleration,
+)
 
 GI = 2**30
 GPU = "nvidia.com/gpu"
@@ -184,3 +194,49 @@ def latency_snapshot(
         pods=tuple(running_pods) + tuple(new_pods),
         gangs=tuple(running_gangs) + tuple(new_gangs),
     )
+
+
+def queue_tree(count: int, nodes: list[Node] | tuple[Node, ...]) -> tuple[tuple[Queue, ...], list[str]]:
+    """A 3-level tree with ``count`` leaves (``--queues``): about cbrt(count) top-level queues,
+    as many inner queues under each, the leaves spread under those. The cluster's capacity is
+    guaranteed to the leaves in equal parts (an inner queue is guaranteed its children's sum);
+    weights 1 to 3 by position, every queue reclaimable. Returns the queues and the leaf names.
+    """
+    top = max(1, round(count ** (1 / 3)))
+    capacity: dict[str, int] = {}
+    for node in nodes:
+        for name, amount in node.allocatable.items():
+            if name != "pods":
+                capacity[name] = capacity.get(name, 0) + amount
+    share = {name: amount // count for name, amount in capacity.items()}
+    inner = [f"q{t}-{m}" for t in range(top) for m in range(top)]
+    leaves = [f"{inner[i % len(inner)]}-{i}" for i in range(count)]
+    under: dict[str, int] = {}
+    for leaf in leaves:
+        parent = leaf.rsplit("-", 1)[0]
+        under[parent] = under.get(parent, 0) + 1
+    queues = [
+        Queue(
+            f"q{t}",
+            guarantee={n: a * sum(under.get(f"q{t}-{m}", 0) for m in range(top)) for n, a in share.items()},
+        )
+        for t in range(top)
+    ]
+    queues += [
+        Queue(name, name.split("-")[0], guarantee={n: a * under.get(name, 0) for n, a in share.items()})
+        for name in inner
+    ]
+    queues += [
+        Queue(leaf, leaf.rsplit("-", 1)[0], guarantee=dict(share), weight=float(1 + i % 3))
+        for i, leaf in enumerate(leaves)
+    ]
+    return tuple(queues), leaves
+
+
+def with_queue_tree(snapshot: Snapshot, count: int) -> Snapshot:
+    """The snapshot with ``queue_tree(count)`` and its gangs assigned to the leaves round-robin."""
+    if not count:
+        return snapshot
+    queues, leaves = queue_tree(count, snapshot.nodes)
+    gangs = tuple(dataclasses.replace(g, queue=leaves[i % len(leaves)]) for i, g in enumerate(snapshot.gangs))
+    return dataclasses.replace(snapshot, gangs=gangs, queues=queues)

@@ -46,22 +46,35 @@ class Ledger:
         self.lending = fairshare.amounts(tree, resources, "lending_limit", fairshare.UNLIMITED)
         self.leaf = np.array([tree.is_leaf(q) for q in range(tree.size)])
         pods = snapshot.pods
-        self.pod_queue = np.fromiter(
-            (self._queue_index(pod) for pod in pods), dtype=np.int64, count=len(pods)
-        )
+        # Per pod: its queue, and whether it waits in an active unit (its gang looked up once).
+        by_gang = {
+            key: (tree.index.get(g.queue, -1), g.phase not in INACTIVE_PHASES) for key, g in gangs.items()
+        }
+        index = tree.index
+        rule = self.gang_rule
+        queue_of, active = [], []
+        for pod in pods:
+            if rule and pod.gang is not None and pod.gang in by_gang:
+                q, waits = by_gang[pod.gang]
+            else:  # alone, or a provisional member (it waits for its gang, not in a unit)
+                q, waits = index.get(pod.queue, -1), pod.gang is None or not rule
+            queue_of.append(q)
+            active.append(waits and pod.pending)
+        self.pod_queue = np.array(queue_of, dtype=np.int64)
         placed = state.pod_where >= 0
         charged = placed & (self.pod_queue >= 0)
         own = np.zeros((tree.size, len(resources)))
         np.add.at(own, self.pod_queue[charged], state.pod_rows[charged])
         self.usage = fairshare.roll_up(tree, own)
-        waiting = np.fromiter((self._waits(pod) for pod in pods), dtype=bool, count=len(pods))
-        waiting &= ~placed & (self.pod_queue >= 0)
+        waiting = np.array(active, dtype=bool) & ~placed & (self.pod_queue >= 0)
         pending = np.zeros_like(own)
         np.add.at(pending, self.pod_queue[waiting], state.pod_rows[waiting])
         self.demand = self.usage + fairshare.roll_up(tree, pending)
         ready = np.array([node.ready and not node.unschedulable for node in snapshot.nodes], dtype=bool)
         capacity = state.alloc[ready].astype(float).sum(axis=0) if ready.any() else np.zeros(len(resources))
         self.capacity = np.minimum(capacity, fairshare.UNLIMITED)
+        # Admission's top bound, what is free on all nodes (cordoned ones hold pods too).
+        self.room = np.minimum(state.alloc.astype(float).sum(axis=0), fairshare.UNLIMITED)
         self.total = (
             state.pod_rows[placed].astype(float).sum(axis=0) if placed.any() else np.zeros(len(resources))
         )
@@ -71,8 +84,20 @@ class Ledger:
         self.reserved_below = np.zeros((tree.size + 1, len(resources)))
         for q in range(tree.size):
             self.reserved_below[self._slot(q)] += self.reserve[q]
+        # 1 / fair share (inf where there is none), so a ratio is one multiply and a max.
+        with np.errstate(divide="ignore"):
+            self.inverse = np.where(self.share > 1e-9, 1.0 / np.maximum(self.share, 1e-9), np.inf)
+        # What a queue keeps reserved is max(0, keeps - usage) (fairshare.reserves).
+        self.keeps = np.maximum(np.minimum(self.guarantee, self.demand), self.guarantee - self.lending)
+        self.path_rows = [np.array(path) for path in tree.paths]
+        self.slot_rows = [np.array([self._slot(p) for p in path]) for path in tree.paths]
         self.ratios: list[float] = fairshare.ratios(self.usage, self.share).tolist()
-        self.evicted_by_reclaim: list[tuple[int, int]] = []  # (victim queue, reclaiming queue)
+        self.reclaim_failed: dict[int, list[np.ndarray]] = {}  # see actions/reclaim.py
+        self.gated: set[str] = set()  # units whose first gang's queue takes no work (queue_order)
+        self.victim_index = None  # (queues covered, victims): actions/victims.of_queues
+        self.queue_victims: dict[int, tuple] = {}  # queue -> (below, victims): victims.of_queue
+        self._by_queue = None  # snapshot pod positions sorted by queue, built on first use
+        self.snapshot_pods = pods
 
     # -- which queue -------------------------------------------------------------------------
 
@@ -80,18 +105,24 @@ class Ledger:
         gang = self.gangs.get(pod.gang) if pod.gang is not None and self.gang_rule else None
         return self.tree.index.get(gang.queue if gang is not None else pod.queue, -1)
 
-    def _waits(self, pod: Pod) -> bool:
-        if not pod.pending:
-            return False
-        if pod.gang is None or not self.gang_rule:
-            return True
-        gang = self.gangs.get(pod.gang)
-        return gang is not None and gang.phase not in INACTIVE_PHASES
-
     def queue_of(self, pod: Pod) -> int:
         """The queue a pod is charged to (-1: a queue the tree does not have)."""
         position = self.state.pod_position.get(id(pod))
         return int(self.pod_queue[position]) if position is not None else self._queue_index(pod)
+
+    def pods_of(self, queues: set[int]) -> list[Pod]:
+        """The snapshot's pods charged to ``queues``, in snapshot order."""
+        if self._by_queue is None:
+            order = np.argsort(self.pod_queue, kind="stable")
+            self._by_queue = (order, self.pod_queue[order])
+        order, sorted_queues = self._by_queue
+        picked = [
+            order[np.searchsorted(sorted_queues, q) : np.searchsorted(sorted_queues, q, side="right")]
+            for q in queues
+        ]
+        positions = np.sort(np.concatenate(picked)) if picked else np.zeros(0, np.int64)
+        pods = self.snapshot_pods
+        return [pods[i] for i in positions.tolist()]
 
     def queue_named(self, name: str) -> int:
         return self.tree.index.get(name, -1)
@@ -107,19 +138,35 @@ class Ledger:
         self.total += amount
         if q < 0:
             return
-        for p in self.tree.paths[q]:
-            self.usage[p] += amount
-            before = self.reserve[p].copy()
-            after = np.maximum(
-                np.maximum(
-                    np.minimum(self.guarantee[p], self.demand[p]) - self.usage[p],
-                    self.guarantee[p] - self.usage[p] - self.lending[p],
-                ),
-                0.0,
-            )
-            self.reserve[p] = after
-            self.reserved_below[self._slot(p)] += after - before
-            self.ratios[p] = self.ratio(p)
+        path, slots = self.path_rows[q], self.slot_rows[q]
+        self.usage[path] += amount
+        usage = self.usage[path]
+        before = self.reserve[path]
+        after = np.maximum(self.keeps[path] - usage, 0.0)
+        self.reserve[path] = after
+        self.reserved_below[slots] += after - before  # one parent per path step: no repeats
+        scaled = np.zeros_like(usage)
+        np.multiply(usage, self.inverse[path], out=scaled, where=usage > 1e-9)
+        for p, ratio in zip(self.tree.paths[q], scaled.max(axis=1).tolist(), strict=True):
+            self.ratios[p] = ratio
+
+    def save(self) -> tuple:
+        """The charged state, for ``restore`` after a dry run that charges much."""
+        return (
+            self.usage.copy(),
+            self.reserve.copy(),
+            self.reserved_below.copy(),
+            self.total.copy(),
+            list(self.ratios),
+        )
+
+    def restore(self, saved: tuple) -> None:
+        usage, reserve, below, total, ratios = saved
+        self.usage[:] = usage
+        self.reserve[:] = reserve
+        self.reserved_below[:] = below
+        self.total[:] = total
+        self.ratios[:] = ratios
 
     def charge_pods(self, pods: Iterable[Pod], sign: int = 1) -> None:
         by_queue: dict[int, np.ndarray] = defaultdict(lambda: np.zeros(len(self.state.resources)))
@@ -136,8 +183,20 @@ class Ledger:
     # -- admission ---------------------------------------------------------------------------
 
     def headroom(self, q: int, placed: Iterable = ()) -> np.ndarray:
-        """How much more queue ``q`` may take (module docstring), given a trial's ``placed``."""
-        return self._walk(q, placed)[0]
+        """How much more queue ``q`` may take (module docstring), given a trial's ``placed``.
+
+        The walk down the path, ``room = min(own_p, room - others_p)`` from the top, unrolled:
+        the least of ``own_p`` less what the siblings of the queues below p keep, and of the
+        free room less what all of them keep (``_walk`` does it step by step, and says which
+        rule bounds).
+        """
+        if placed:
+            return self._walk(q, placed)[0]
+        path, slots = self.path_rows[q], self.slot_rows[q]  # leaf first
+        others = self.reserved_below[slots] - self.reserve[path]
+        below = np.cumsum(others, axis=0) - others  # what the queues below each one keep out
+        own = self.max[path] - self.usage[path] - below
+        return np.minimum(own.min(axis=0), self.room - self.total - others.sum(axis=0))
 
     def _walk(self, q: int, placed: Iterable = (), column: int | None = None):
         """(headroom, what bounds ``column``: ("max" | "borrow", queue)) along q's path."""
@@ -151,7 +210,7 @@ class Ledger:
                 for p in self.tree.paths[item.queue]:
                     if p in path:
                         extra[p] = extra.get(p, 0.0) + amount
-        room = self.capacity - self.total - spent
+        room = self.room - self.total - spent
         bound = ("free", -1)
         for p in reversed(path):
             taken = self.usage[p] + extra.get(p, 0.0)
@@ -174,10 +233,16 @@ class Ledger:
 
     def ratio(self, q: int) -> float:
         """Dominant usage over fair share: below 1, the queue is below its fair share."""
-        return float(fairshare.ratios(self.usage[q : q + 1], self.share[q : q + 1])[0])
+        return self._ratio(self.usage[q], q)
 
     def ratio_after(self, q: int, amount: np.ndarray) -> float:
-        return float(fairshare.ratios((self.usage[q] + amount)[None, :], self.share[q : q + 1])[0])
+        return self._ratio(self.usage[q] + amount, q)
+
+    def _ratio(self, usage: np.ndarray, q: int) -> float:
+        """``fairshare.ratios`` for one row, without its temporaries (it runs on every charge)."""
+        out = np.zeros_like(usage)
+        np.multiply(usage, self.inverse[q], out=out, where=usage > 1e-9)
+        return float(out.max()) if out.size else 0.0
 
     # -- the record ----------------------------------------------------------------------------
 

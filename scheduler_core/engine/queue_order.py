@@ -37,6 +37,7 @@ def ordered(ledger: Ledger, units: list[Unit]) -> Iterator[Unit]:
         q = unit_queue(ledger, unit)
         if q < 0 or not ledger.leaf[q] or not tree.queues[q].open:
             gated.append(unit)
+            ledger.gated.add(unit.key)
         else:
             lanes.setdefault(q, deque()).append(unit)
     yield from gated

@@ -30,7 +30,7 @@ from ..queue import Unit
 from ..session import Session
 from .backfill import Head, fits_on_empty, plan_head
 from .preempt import preempt
-from .reclaim import reclaim
+from .reclaim import reclaim, within_max
 
 
 def allocate(session: Session) -> None:
@@ -41,7 +41,7 @@ def allocate(session: Session) -> None:
     for unit in units:
         if unit.key in session.done or _requeued(session, unit):
             continue
-        if ledger is not None and _gated(session, unit):
+        if ledger is not None and (unit.key in ledger.gated or len(unit.gangs) > 1) and _gated(session, unit):
             continue
         if head is not None and config.head_of_line == HeadOfLine.BLOCK:
             _explain_behind(session, unit, head)
@@ -98,16 +98,20 @@ def _gated(session: Session, unit: Unit) -> bool:
 
 
 def _held_by_queue(session: Session, unit: Unit, cut, first: bool) -> bool:
-    """A unit its queue's headroom held back: say why; held back by borrowing alone, the first
-    blocked unit may reclaim. It never becomes the head and keeps no reservation."""
+    """A unit its queue's headroom held back: say why. The first blocked unit may reclaim when
+    held back by borrowing, or preempt lower-priority work of its own queue when at a max. It
+    never becomes the head and keeps no reservation."""
     why = queue_explain.blocked(session.queues, *cut)
     if why is None:
         return False
     for key in unit.gangs:
         if not session.gangs[key].settled:
             session.result.explanations[key] = _as(why, key)
-    if why.reason == Reason.QUEUE_BORROW and first and session.config.preemption:
-        reclaim(session, unit)
+    if first and session.config.preemption:
+        if why.reason == Reason.QUEUE_BORROW:
+            reclaim(session, unit)
+        elif why.reason == Reason.QUEUE_MAX:
+            within_max(session, unit)
     return True
 
 

@@ -23,8 +23,18 @@ from .release import release_held
 
 
 def break_deadlocks(session: Session) -> None:
+    """Queue admission (issue 19) is off while deadlocks are looked for: they are about nodes;
+    the unit that wins is still admitted by its queue when allocate tries it."""
     if not session.config.deadlock_resolution:
         return
+    session.admission = False
+    try:
+        _break(session)
+    finally:
+        session.admission = True
+
+
+def _break(session: Session) -> None:
     holders = [unit for unit in session.units if unit.is_gang and _holds(session, unit)]
     released: set[str] = set()
     for position, unit in enumerate(holders):
@@ -66,7 +76,6 @@ def _held_usage(session: Session, unit: Unit):
     for key in unit.gangs:
         usage = usage + session.state.usage_of(session.held(key))
     return usage
-
 
 
 def _release(session: Session, victim: Unit, winner: Unit) -> None:

@@ -34,7 +34,7 @@ from ..gang import attempt, fits
 from ..model import Pod
 from ..queue import Unit
 from ..session import Session
-from .victims import Victim, candidates
+from .victims import Victim, candidates, gone, of_queue
 
 
 def preempt(session: Session, unit: Unit) -> bool:
@@ -42,22 +42,25 @@ def preempt(session: Session, unit: Unit) -> bool:
     if _above_minimum(session, unit):
         return False
     terminating = _terminating_usage(session)
-    if terminating is not None and _fits_without(session, unit, terminating):
+    if terminating is not None and _fits_after_terminating(session, unit, terminating):
         for key in unit.gangs or (unit.key,):
             session.result.explanations[key] = Explanation(
                 key, Reason.PREEMPTING, "waiting for evicted pods to terminate", {}
             )
         return True
     own = set(unit.gangs)
+    ledger = session.queues
+    if ledger is None:
+        listed = candidates(session, unit.priority)
+    else:  # within the unit's own queue
+        listed = of_queue(session, queue_order.unit_queue(ledger, unit), unit.priority)
     victims = [
         victim
-        for victim in candidates(session, unit.priority)
-        if victim.priority < unit.priority and not victim.evicted and not own.intersection(victim.owners)
+        for victim in listed
+        if victim.priority < unit.priority
+        and not gone(session, victim)
+        and not own.intersection(victim.owners)
     ]
-    ledger = session.queues
-    if ledger is not None:
-        queue = queue_order.unit_queue(ledger, unit)
-        victims = [victim for victim in victims if ledger.queue_of(victim.pods[0]) == queue]
     if not victims:
         return False
     session.admission = ledger is None
@@ -69,10 +72,10 @@ def preempt(session: Session, unit: Unit) -> bool:
     if chosen is None:
         return False
     if ledger is not None:
-        gone = [pod for victim in chosen for pod in victim.pods]
-        ledger.charge_pods(gone, -1)
+        freed = [pod for victim in chosen for pod in victim.pods]
+        ledger.charge_pods(freed, -1)
         if not fits(session, unit):  # the nodes have room, the queue's headroom has not
-            ledger.charge_pods(gone)
+            ledger.charge_pods(freed)
             for victim in chosen:
                 victim.restore(session.state.used)
             return False
@@ -166,6 +169,20 @@ def _terminating_usage(session: Session) -> np.ndarray | None:
         pods = [pod for pod in session.snapshot.pods if pod.terminating]
         session.terminating_usage = session.state.usage_of(pods) if pods else False
     return session.terminating_usage if session.terminating_usage is not False else None
+
+
+def _fits_after_terminating(session: Session, unit: Unit, usage: np.ndarray) -> bool:
+    """Would the unit fit once the pods being deleted are gone (from their queues too)?"""
+    if session.queues is None:
+        return _fits_without(session, unit, usage)
+    leaving = [
+        pod for pod in session.snapshot.pods if pod.terminating and pod.node in session.state.node_index
+    ]
+    session.queues.charge_pods(leaving, -1)
+    try:
+        return _fits_without(session, unit, usage)
+    finally:
+        session.queues.charge_pods(leaving)
 
 
 def _fits_without(session: Session, unit: Unit, usage: np.ndarray) -> bool:

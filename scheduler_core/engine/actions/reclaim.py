@@ -6,16 +6,19 @@ blocked by resources (or by borrowing: what it would borrow is kept for others) 
 1. Only if its queue is below its fair share (share ratio < 1, ``fairshare.ratios``): not only
    below its guarantee, as in Kueue and KAI-Scheduler, but below what it would get if the
    cluster were divided fairly among those with demand.
-2. Victims are whole gangs (with their gang group) and lone pods of *reclaimable* queues over
-   their fair share, lowest priority first, then youngest first (``victims.py``'s order, whatever
-   their priority relative to the unit's: queues, not priorities, decide across queues).
+2. Victims are work of *reclaimable* queues over their fair share, in ``victims.py``'s order
+   whatever their priority relative to the unit's (queues, not priorities, decide across
+   queues): elastic members above their gang's minimum first (the gang keeps running), then
+   whole gangs (with their gang group, and their elastic members not taken yet) and lone pods;
+   each lowest priority first, then youngest first.
 3. A victim is eligible only if, after it and the victims before it are gone, every queue on
    its path below the common ancestor with the unit's queue is still at or above its fair
    share. Scheduling order and reclaim use this same ratio: the victim queue, still at or over
    its share, can never reclaim back (no ping-pong).
 4. The shortest prefix of the eligible victims that lets the unit fit (the nodes and its
-   queue's headroom, with the victims' usage given back) is found by binary search, then each
-   victim is given back, most expensive first, if the unit still fits without it.
+   queue's headroom, with the victims' usage given back) is found by binary search; then the
+   victims on nodes the unit would not use are given back, and each of the last few taken too,
+   most expensive first, if the unit still fits without it.
 5. The victims are evicted (whole gangs transition PREEMPTED, as with preemption, with a reason
    naming the queue the room goes to) and the unit's minimum is nominated on the room.
 """
@@ -23,129 +26,202 @@ blocked by resources (or by borrowing: what it would borrow is kept for others) 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import explain, queue_explain, queue_order
 from ..decisions import Evict, Explanation, Reason, Transition, TransitionKind
-from ..gang import fits
+from ..gang import attempt, fits
 from ..queue import Unit
 from ..session import Session
 from .preempt import _above_minimum, _nominate
-from .victims import Victim, candidates
+from .victims import Victim, gone, of_queues
 
-#: Reclaim looks at all running work, whatever its priority.
-EVERY_PRIORITY = 1 << 62
+
+@dataclass(eq=False)
+class Bundle:
+    """Victims taken together (``_bundles``), with their pods' nodes and rows in one array."""
+
+    victims: list[Victim]
+    queue: int
+    nodes: np.ndarray
+    rows: np.ndarray
+    amount: np.ndarray  # what its queue gets back
 
 
 def reclaim(session: Session, unit: Unit) -> bool:
+    """Evict work of queues over their fair share so that ``unit`` fits (module docstring).
+
+    A queue whose unit could not reclaim does not try again in the cycle for a unit that
+    needs at least as much of everything: the answer would be the same, at the same cost.
+    """
     ledger = session.queues
     queue = queue_order.unit_queue(ledger, unit)
     if queue < 0 or ledger.ratios[queue] >= 1.0 or _above_minimum(session, unit):
         return False
-    own = set(unit.gangs)
-    pool = [
-        victim
-        for victim in candidates(session, EVERY_PRIORITY)
-        if victim.elastic_of is None and not victim.evicted and not own.intersection(victim.owners)
-    ]
-    eligible = _eligible(session, queue, pool)
-    if not eligible:
+    need = _need(session, unit)
+    if any(np.all(failed <= need) for failed in ledger.reclaim_failed.get(queue, ())):
         return False
-    count = _shortest_prefix(session, unit, eligible)
-    if count is None:
+    tree = ledger.tree
+    over = {
+        v
+        for v in range(tree.size)
+        if ledger.leaf[v] and tree.queues[v].reclaimable and ledger.ratios[v] > 1.0
+    }
+    over.discard(queue)
+    chosen = None
+    if over:
+        own = set(unit.gangs)
+        pool = [
+            victim
+            for victim in of_queues(session, over)
+            if not gone(session, victim) and not own.intersection(victim.owners)
+        ]
+        eligible = _eligible(session, queue, _bundles(session, pool), need)
+        count = _shortest_prefix(session, unit, eligible) if eligible else None
+        chosen = _minimal(session, unit, eligible[:count]) if count is not None else None
+    if chosen is None:
+        ledger.reclaim_failed.setdefault(queue, []).append(need)
         return False
-    chosen = _minimal(session, unit, eligible[:count])
     _commit(session, unit, queue, chosen)
     return True
 
 
-def _queue(session: Session, victim: Victim) -> int:
-    return session.queues.queue_of(victim.pods[0])
+def _need(session: Session, unit: Unit) -> np.ndarray:
+    """What the unit's waiting pods request in all."""
+    state = session.state
+    pods = list(unit.pods) + [pod for key in unit.gangs for pod in session.waiting(key)]
+    return sum((state.vector(pod) for pod in pods), np.zeros(len(state.resources), np.int64)).astype(float)
 
 
-def _eligible(session: Session, queue: int, pool: list[Victim]) -> list[Victim]:
-    """Victims in order whose queues stay at or over their fair share once taken (point 3)."""
+def _bundles(session: Session, pool: list[Victim]) -> Iterator[Bundle]:
+    """What is taken together: an elastic member alone, a whole gang with its elastic members
+    (those not taken before it: a victim gang keeps >= min_member running or loses them all)."""
+    spare: dict[int, list[Victim]] = {}
+    for victim in pool:
+        if victim.elastic_of is not None and victim.whole is not None:
+            spare.setdefault(id(victim.whole), []).append(victim)
+    seen: set[int] = set()
+    for victim in pool:
+        group = [victim] if victim.elastic_of is not None else [victim, *spare.get(id(victim), ())]
+        group = [v for v in group if id(v) not in seen]
+        if not group:
+            continue
+        seen.update(id(v) for v in group)
+        rows = np.concatenate([v.rows for v in group]) if len(group) > 1 else group[0].rows
+        nodes = np.concatenate([v.nodes for v in group]) if len(group) > 1 else group[0].nodes
+        queue = session.queues.queue_of(group[0].pods[0])
+        yield Bundle(group, queue, nodes, rows, rows.sum(axis=0).astype(float))
+
+
+def _eligible(session: Session, queue: int, pool: Iterable[Bundle], need: np.ndarray) -> list[Bundle]:
+    """Bundles in order whose queues stay at or over their fair share once taken (point 3),
+    until they free twice what the unit needs (the binary search then takes the fewest)."""
     ledger = session.queues
     tree = ledger.tree
     mine = set(tree.paths[queue])
     taken: dict[int, np.ndarray] = {}
+    freed = np.zeros_like(need)
+    wanted = need > 0
     eligible = []
-    for victim in pool:
-        v = _queue(session, victim)
-        if v < 0 or not tree.queues[v].reclaimable or ledger.ratios[v] <= 1.0:
-            continue
-        amount = victim.rows.sum(axis=0).astype(float)
-        path = [p for p in tree.paths[v] if p not in mine]
-        if all(ledger.ratio_after(p, -(taken.get(p, 0.0) + amount)) >= 1.0 for p in path):
+    for bundle in pool:
+        path = [p for p in tree.paths[bundle.queue] if p not in mine]
+        if all(ledger.ratio_after(p, -(taken.get(p, 0.0) + bundle.amount)) >= 1.0 for p in path):
             for p in path:
-                taken[p] = taken.get(p, 0.0) + amount
-            eligible.append(victim)
+                taken[p] = taken.get(p, 0.0) + bundle.amount
+            eligible.append(bundle)
+            freed += bundle.amount
+            if np.all(freed[wanted] >= 2 * need[wanted]):
+                break
     return eligible
 
 
-def _lift(session: Session, victims: list[Victim], sign: int) -> None:
-    """Take the victims off the nodes and their queues (sign -1), or put them back (+1)."""
-    used = session.state.used
-    for victim in victims:
-        (victim.restore if sign > 0 else victim.free)(used)
-        session.queues.charge(_queue(session, victim), sign * victim.rows.sum(axis=0).astype(float))
+def _lift(session: Session, bundles: list[Bundle], sign: int) -> None:
+    """Take the bundles off the nodes and their queues (sign -1), or put them back (+1)."""
+    if not bundles:
+        return
+    nodes = np.concatenate([b.nodes for b in bundles])
+    rows = np.concatenate([b.rows for b in bundles])
+    (np.add if sign > 0 else np.subtract).at(session.state.used, nodes, rows)
+    by_queue: dict[int, np.ndarray] = {}
+    for b in bundles:
+        by_queue[b.queue] = by_queue.get(b.queue, 0.0) + b.amount
+    for q, amount in by_queue.items():
+        session.queues.charge(q, sign * amount)
 
 
-def _fits_without(session: Session, unit: Unit, victims: list[Victim]) -> bool:
-    _lift(session, victims, -1)
-    try:
+def _shortest_prefix(session: Session, unit: Unit, bundles: list[Bundle]) -> int | None:
+    """The fewest bundles, in order, whose eviction lets the unit fit; None if all do not."""
+    state, ledger = session.state, session.queues
+    saved_used, saved_ledger = state.used.copy(), ledger.save()
+
+    def fits_after(count: int) -> bool:
+        state.used[:] = saved_used
+        ledger.restore(saved_ledger)
+        _lift(session, bundles[:count], -1)
         return fits(session, unit)
+
+    try:
+        if not fits_after(len(bundles)):
+            return None
+        low, high = 1, len(bundles)
+        while low < high:
+            middle = (low + high) // 2
+            if fits_after(middle):
+                high = middle
+            else:
+                low = middle + 1
+        return low
     finally:
-        _lift(session, victims, +1)
+        state.used[:] = saved_used
+        ledger.restore(saved_ledger)
 
 
-def _shortest_prefix(session: Session, unit: Unit, victims: list[Victim]) -> int | None:
-    if not _fits_without(session, unit, victims):
-        return None
-    low, high = 1, len(victims)
-    while low < high:
-        middle = (low + high) // 2
-        if _fits_without(session, unit, victims[:middle]):
-            high = middle
-        else:
-            low = middle + 1
-    return low
+#: How many of the chosen bundles, the last taken first, are each tried for giving back.
+GIVE_BACK_TRIES = 16
 
 
-def _minimal(session: Session, unit: Unit, chosen: list[Victim]) -> list[Victim]:
-    """Give back each victim, most expensive (last taken) first, if the unit fits without it."""
+def _minimal(session: Session, unit: Unit, chosen: list[Bundle]) -> list[Bundle]:
+    """Give back what the unit does not need: at once the bundles with no pod on a node the
+    unit would land on (if it still fits), then each of the last ``GIVE_BACK_TRIES`` taken, most
+    expensive first, if the unit still fits without it."""
+    _lift(session, chosen, -1)
+    trial = attempt(session, unit, explain=False).trial
+    landing = np.zeros(session.state.alloc.shape[0], dtype=bool)
+    for placed in trial.placed:
+        landing[placed.nodes] = True
+    trial.discard()
+    idle = [b for b in chosen if not landing[b.nodes].any()]
     kept = list(chosen)
-    for victim in reversed(chosen):
-        rest = [other for other in kept if other is not victim]
-        if rest and _fits_without(session, unit, rest):
-            kept = rest
+    if idle and len(idle) < len(chosen):
+        _lift(session, idle, +1)
+        if fits(session, unit):
+            kept = [b for b in chosen if landing[b.nodes].any()]
+        else:
+            _lift(session, idle, -1)
+    for bundle in list(reversed(kept))[:GIVE_BACK_TRIES]:
+        if len(kept) == 1:
+            break
+        _lift(session, [bundle], +1)
+        if fits(session, unit):
+            kept.remove(bundle)
+        else:
+            _lift(session, [bundle], -1)
+    _lift(session, kept, +1)
     return kept
 
 
-def _commit(session: Session, unit: Unit, queue: int, chosen: list[Victim]) -> None:
+def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle]) -> None:
     ledger = session.queues
     name = ledger.tree.names[queue]
+    chosen = [bundle.victims[0] for bundle in bundles]
     request = sum((victim.rows.sum(axis=0) for victim in chosen), np.zeros(len(session.state.resources)))
-    victim_queues = list(dict.fromkeys(_queue(session, victim) for victim in chosen))
+    victim_queues = list(dict.fromkeys(bundle.queue for bundle in bundles))
     text, details = queue_explain.reclaim_text(ledger, victim_queues, request)
-    _lift(session, chosen, -1)
-    reclaimer = f"reclaimed by queue {name} (below its fair share) for {unit.key}"
     by = ledger.tree.queues[queue].name
-    for victim in chosen:
-        victim.evicted = True
-        for pod in victim.pods:
-            session.evicted.add(pod.key)
-            session.result.evictions.append(
-                Evict(pod.key, pod.node, pod.gang, f"{reclaimer}: {victim.why()}", reclaimed_by=by)
-            )
-    for victim in chosen:
-        for key in victim.gangs:
-            members = [pod.key for pod in session.members.get(key, ()) if pod.key in session.evicted]
-            session.gangs[key] = dataclasses.replace(session.gangs[key], satisfied=False, wait_started=None)
-            why = f"{reclaimer}: {victim.why()} ({explain.members_text(members)})"
-            session.result.transitions.append(Transition(key, TransitionKind.PREEMPTED, why))
-    names = "; ".join(explain.victim_text(victim, sorted(p.key for p in victim.pods)) for victim in chosen)
+    names = _evict(session, bundles, f"reclaimed by queue {name} (below its fair share) for {unit.key}", by)
     nominated = _nominate(session, unit, f"nominated: reclaim from {text}")
     session.done.add(unit.key)
     for key in unit.gangs or (unit.key,):
@@ -160,3 +236,72 @@ def _commit(session: Session, unit: Unit, queue: int, chosen: list[Victim]) -> N
                 "nominated": nominated,
             },
         )
+
+
+def _evict(session: Session, bundles: list[Bundle], why: str, reclaimed_by: str | None = None) -> str:
+    """Evict the bundles (off the nodes and their queues), as preemption does; their names."""
+    _lift(session, bundles, -1)
+    chosen = [bundle.victims[0] for bundle in bundles]
+    for bundle in bundles:
+        for victim in bundle.victims:
+            victim.evicted = True
+            for pod in victim.pods:
+                session.evicted.add(pod.key)
+                session.result.evictions.append(
+                    Evict(
+                        pod.key,
+                        pod.node,
+                        pod.gang,
+                        f"{why}: {bundle.victims[0].why()}",
+                        reclaimed_by=reclaimed_by,
+                    )
+                )
+    for victim in chosen:
+        for key in victim.gangs:
+            members = [pod.key for pod in session.members.get(key, ()) if pod.key in session.evicted]
+            session.gangs[key] = dataclasses.replace(session.gangs[key], satisfied=False, wait_started=None)
+            text = f"{why}: {victim.why()} ({explain.members_text(members)})"
+            session.result.transitions.append(Transition(key, TransitionKind.PREEMPTED, text))
+    return "; ".join(
+        explain.victim_text(
+            bundle.victims[0], sorted(p.key for victim in bundle.victims for p in victim.pods)
+        )
+        for bundle in bundles
+    )
+
+
+def within_max(session: Session, unit: Unit) -> bool:
+    """Priority preemption within a queue at its max (Kueue's preemption within a ClusterQueue):
+    the unit's own queue's lower-priority work makes room under the max, chosen as reclaim
+    chooses (fewest, then given back if not needed), with the queue's headroom checked."""
+    ledger = session.queues
+    queue = queue_order.unit_queue(ledger, unit)
+    if queue < 0 or _above_minimum(session, unit):
+        return False
+    own = set(unit.gangs)
+    pool = [
+        victim
+        for victim in of_queues(session, {queue})
+        if victim.priority < unit.priority
+        and not gone(session, victim)
+        and not own.intersection(victim.owners)
+    ]
+    bundles = list(_bundles(session, pool))
+    count = _shortest_prefix(session, unit, bundles) if bundles else None
+    if count is None:
+        return False
+    chosen = _minimal(session, unit, bundles[:count])
+    name = ledger.tree.names[queue]
+    preemptor = f"preempted by {unit.key} (priority {unit.priority}) within queue {name}, at its max"
+    names = _evict(session, chosen, preemptor)
+    nominated = _nominate(session, unit, f"nominated: evicting {names}")
+    session.done.add(unit.key)
+    for key in unit.gangs or (unit.key,):
+        session.result.explanations[key] = Explanation(
+            key,
+            Reason.PREEMPTING,
+            f"evicting {names} within queue {name}, at its max, to make room for {nominated} members; "
+            "binds once they are gone",
+            {"queue": name, "victims": [b.victims[0].key for b in chosen], "nominated": nominated},
+        )
+    return True

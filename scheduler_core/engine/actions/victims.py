@@ -75,10 +75,17 @@ def candidates(session: Session, below: int) -> list[Victim]:
     """
     if session.victims is not None and session.victims[0] >= below:
         return session.victims[1]
+    victims = _collect(session, below, session.snapshot.pods)
+    session.victims = (below, victims)
+    return victims
+
+
+def _collect(session: Session, below: int, pods) -> list[Victim]:
+    """``candidates`` among ``pods`` (all of the snapshot's, or those of some queues)."""
     found: list[tuple] = []
     running: dict[str, list[Pod]] = defaultdict(list)
     index = session.state.node_index
-    for pod in session.snapshot.pods:
+    for pod in pods:
         if pod.node is None or pod.terminating or pod.node not in index:
             continue
         gang = session.gangs.get(pod.gang) if pod.gang is not None and session.config.gangs else None
@@ -103,8 +110,36 @@ def candidates(session: Session, below: int) -> list[Victim]:
     victims.sort(key=Victim.order, reverse=True)
     for victim in victims if session.evicted else ():  # built again: what is gone stays gone
         victim.evicted = any(pod.key in session.evicted for pod in victim.pods)
-    session.victims = (below, victims)
     return victims
+
+
+def gone(session: Session, victim: Victim) -> bool:
+    """Taken in this cycle, by this list's user or another's (preemption's and reclaim's lists
+    hold distinct victims for the same pods, always taken whole: the first pod tells)."""
+    return victim.evicted or victim.pods[0].key in session.evicted
+
+
+def of_queues(session: Session, queues: set[int]) -> list[Victim]:
+    """With queues (issue 19): the victims of every priority charged to ``queues``, in the order
+    taken, for reclaim; built for the queues asked, and again only for queues not seen yet."""
+    ledger = session.queues
+    cached = ledger.victim_index
+    if cached is None or not queues <= cached[0]:
+        covered = queues | (cached[0] if cached is not None else set())
+        cached = ledger.victim_index = (covered, _collect(session, 1 << 62, ledger.pods_of(covered)))
+    charged = ledger.queue_of
+    return [victim for victim in cached[1] if charged(victim.pods[0]) in queues]
+
+
+def of_queue(session: Session, queue: int, below: int) -> list[Victim]:
+    """With queues: ``candidates`` of one queue (preemption stays within the preemptor's
+    queue), built from that queue's pods only, once a cycle per queue."""
+    ledger = session.queues
+    cached = ledger.queue_victims.get(queue)
+    if cached is None or cached[0] < below:
+        victims = _collect(session, below, ledger.pods_of({queue}))
+        cached = ledger.queue_victims[queue] = (below, victims)
+    return cached[1]
 
 
 def _gang_victims(
