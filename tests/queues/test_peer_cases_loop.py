@@ -1,0 +1,198 @@
+"""Peers' queue cases, end to end: their own manifests applied unmodified (``manifests_apply``, as
+``manage.py apply -f`` does), then the real scheduling cycle against PostgreSQL and the simulated
+cluster (``cycle_run``). The engine's tests (tests/engine/queues) check the same rules on plain
+data; these check that a peer's objects reach the engine with the meaning they have upstream.
+"""
+
+import pytest
+
+from scheduler_core.declarations import documents_parse
+from scheduler_core.declarations.apply import manifests_apply
+from scheduler_core.models import Gang, GangEvent, Member
+from scheduler_core.services.cycle import cycle_run
+from tests.loop.factories import make_nodes
+
+pytestmark = pytest.mark.django_db
+
+
+def apply(text: str) -> None:
+    manifests_apply(documents_parse(text))
+
+
+def bound(namespace: str) -> int:
+    return Member.objects.filter(namespace=namespace, node__isnull=False).count()
+
+
+VOLCANO_QUEUE = """
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {{name: {name}}}
+spec:
+  reclaimable: true
+  {spec}
+"""
+
+VOLCANO_JOB = """
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {{name: {name}, namespace: {namespace}}}
+spec: {{minMember: {pods}, queue: {queue}}}
+"""
+
+VOLCANO_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: {namespace}
+  annotations: {{scheduling.k8s.io/group-name: {group}}}
+spec:
+  schedulerName: gangsched
+  containers:
+  - name: main
+    image: busybox
+    resources: {{requests: {{cpu: "{cpu}"}}}}
+"""
+
+
+def volcano_job(name: str, namespace: str, queue: str, pods: int, cpu: str) -> str:
+    docs = [VOLCANO_JOB.format(name=name, namespace=namespace, pods=pods, queue=queue)]
+    docs += [
+        VOLCANO_POD.format(name=f"{name}-{i}", namespace=namespace, group=name, cpu=cpu) for i in range(pods)
+    ]
+    return "---".join(docs)
+
+
+def test_volcano_capability_admits_up_to_it_and_no_further():
+    """Volcano ``pkg/scheduler/plugins/capacity/capacity_test.go``
+    ``Test_capacityPlugin_OnSessionOpenWithoutHierarchy``, "case0: Pod allocatable when queue has
+    not exceed capability" and "case1: Pod not allocatable when queue exceed queue capability":
+    a queue with ``capability`` cpu 2 on a 4-CPU cluster runs a 2-CPU job; a second job in the
+    same queue waits, though the nodes have room, and says the queue is at its max."""
+    make_nodes(1, cpu=4)
+    apply(VOLCANO_QUEUE.format(name="q1", spec="capability: {cpu: '2'}"))
+    apply(volcano_job("pg1", "ns1", "q1", 2, "1"))
+    cycle_run(holder="test")
+    assert bound("ns1") == 2
+
+    apply(volcano_job("pg2", "ns1", "q1", 1, "1"))
+    cycle_run(holder="test")
+
+    assert bound("ns1") == 2
+    waiting = Gang.objects.get(name="pg2")
+    assert waiting.reason == "QueueAtMax"
+    assert "queue q1 at its max: cpu 2/2" in waiting.message
+
+
+def test_volcano_reclaims_for_a_queue_below_its_deserved_share():
+    """Volcano ``capacity_test.go`` ``Test_capacityPlugin_OnSessionOpenWithoutHierarchy``,
+    "case2: Can reclaim from other queues when allocated < deserved": q1 borrowed the whole
+    cluster while q2 was idle; q2's job arrives within its ``deserved`` share and gets it back
+    by evicting q1's youngest job (no more: q1 keeps its own fair share), whose history says
+    which queue took the room."""
+    make_nodes(1, cpu=4)
+    apply(VOLCANO_QUEUE.format(name="q1", spec="deserved: {cpu: '2'}"))
+    apply(VOLCANO_QUEUE.format(name="q2", spec="deserved: {cpu: '2'}"))
+    apply(volcano_job("old", "ns1", "q1", 1, "2"))
+    apply(volcano_job("young", "ns1", "q1", 1, "2"))  # borrows q2's idle share
+    cycle_run(holder="test")
+    assert bound("ns1") == 2
+
+    apply(volcano_job("fair", "ns2", "q2", 1, "2"))
+    cycle_run(holder="test")  # evicts the youngest, which leaves q1 at its fair share
+    cycle_run(holder="test")  # the room is free: binds
+
+    assert bound("ns2") == 1
+    event = GangEvent.objects.get(kind="preempted")
+    assert event.gang.name == "young" and event.details["reclaimedBy"] == "q2"
+    assert Gang.objects.get(name="old").satisfied  # never below q1's own fair share
+
+
+KUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: on-demand}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: root}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: child}
+spec: {parentName: root}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-lender}
+spec:
+  namespaceSelector: {}
+  cohort: child
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: on-demand
+      resources:
+      - {name: cpu, nominalQuota: "10", lendingLimit: "3"}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-borrower}
+spec:
+  namespaceSelector: {}
+  cohort: child
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: on-demand
+      resources:
+      - {name: cpu, nominalQuota: "5", borrowingLimit: "10"}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq-borrower, namespace: eng-alpha}
+spec: {clusterQueue: cq-borrower}
+"""
+
+KUEUE_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: eng-alpha
+  labels: {{{labels}kueue.x-k8s.io/queue-name: lq-borrower}}
+spec:
+  schedulerName: gangsched
+  containers:
+  - name: main
+    image: busybox
+    resources: {{requests: {{cpu: "1"}}}}
+"""
+
+
+def test_kueue_lending_limit_caps_what_a_hierarchical_cohort_member_borrows():
+    """Kueue ``pkg/scheduler/scheduler_test.go``, "hierarchical cohort respects lending limit
+    when borrowing": cq-lender (nominal 10 CPUs, lendingLimit 3) keeps 7 CPUs to itself even
+    idle; cq-borrower (nominal 5, borrowingLimit 10) has used its 5, so a 4-CPU workload would
+    borrow more than the 3 lendable and stays pending, while a 3-CPU one is admitted. The
+    cluster here has 15 CPUs, the cohort's quota."""
+    make_nodes(15, cpu=1)
+    apply(KUEUE)
+    apply("---".join(KUEUE_POD.format(name=f"wl-existing-{i}", labels="") for i in range(5)))
+    cycle_run(holder="test")
+    assert bound("eng-alpha") == 5
+
+    # wl-pending: 4 CPUs as a gang of 4 one-CPU pods, bound together or not at all.
+    gang = (
+        "pod-group.scheduling.sigs.k8s.io: wl-pending, pod-group.scheduling.sigs.k8s.io/min-available: '4', "
+    )
+    apply("---".join(KUEUE_POD.format(name=f"wl-pending-{i}", labels=gang) for i in range(4)))
+    cycle_run(holder="test")
+
+    assert bound("eng-alpha") == 5
+    waiting = Gang.objects.get(name="wl-pending")
+    assert waiting.reason == "QueueCannotBorrow", waiting.message
+
+    apply(KUEUE_POD.format(name="wl-small", labels=""))  # what is lendable still admits
+    cycle_run(holder="test")
+    assert Member.objects.get(name="wl-small").node is not None
