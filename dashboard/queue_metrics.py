@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from django.db.models import Count
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from scheduler_core.models import GangEvent, GangEventKind, LocalQueue, Queue, QueueSample
+from scheduler_core.models import GangEvent, GangEventKind, LocalQueue
+from scheduler_core.queue_figures import latest_samples
 
 GAUGES = {
     "usage": "Requests of the queue's running pods (its subtree's for an inner queue).",
@@ -36,18 +37,6 @@ GAUGES = {
     "borrowed": "Usage above the guarantee.",
     "lent": "Guarantee of the queue lent to other queues.",
 }
-
-
-def latest_samples() -> list[QueueSample]:
-    """Each existing queue's newest sample: one query, one probe of the (queue, minute) index
-    per queue, however long the history."""
-    samples, queues = QueueSample._meta.db_table, Queue._meta.db_table
-    return list(
-        QueueSample.objects.raw(
-            f"SELECT s.* FROM {queues} q CROSS JOIN LATERAL (SELECT * FROM {samples} s "
-            "WHERE s.queue = q.name ORDER BY s.minute DESC LIMIT 1) s ORDER BY s.queue"
-        )
-    )
 
 
 def queue_families() -> Iterator:

@@ -6,11 +6,13 @@ Per queue and resource, in canonical units:
 - ``used``: requests of the bound pods (a ``node``, terminating ones included: they still hold
   it) of active members charged to the queue;
 - ``pending``: requests of the pending ones (no node yet);
-- ``borrowed``: ``used`` above ``guarantee``, where positive.
+- ``borrowed``: ``used`` above ``guarantee``, where positive;
+- ``fair_share`` and ``lent``: as the latest scheduling cycle computed them (its QueueSample;
+  None before a cycle has seen the queue): only the engine knows them.
 
 A gang's members are charged to the gang's queue, a pod alone to its own (``Member.queue``); a
 name that is a Kueue LocalQueue of the pod's namespace stands for its ClusterQueue. An inner
-queue's figures add up its whole subtree. Three queries, whatever the number of queues.
+queue's figures add up its whole subtree. Four queries, whatever the number of queues.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from scheduler_core.models import LocalQueue, Member, Queue
+from scheduler_core.models import LocalQueue, Member, Queue, QueueSample
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.snapshot_json import ints
 
@@ -33,6 +35,8 @@ class QueueFigures:
     used: dict[str, int] = field(default_factory=dict)
     pending: dict[str, int] = field(default_factory=dict)
     pending_pods: int = 0
+    fair_share: dict[str, int] | None = None
+    lent: dict[str, int] | None = None
 
     @property
     def borrowed(self) -> dict[str, int]:
@@ -90,4 +94,19 @@ def queue_figures() -> dict[str, QueueFigures]:
                 _add(entry.pending, ints(requests))
                 entry.pending_pods += 1
             name = entry.parent
+    for sample in latest_samples():
+        if sample.queue in figures:
+            figures[sample.queue].fair_share, figures[sample.queue].lent = sample.fair_share, sample.lent
     return figures
+
+
+def latest_samples() -> list[QueueSample]:
+    """Each existing queue's newest sample: one query, one probe of the (queue, minute) index
+    per queue, however long the history."""
+    samples, queues = QueueSample._meta.db_table, Queue._meta.db_table
+    return list(
+        QueueSample.objects.raw(
+            f"SELECT s.* FROM {queues} q CROSS JOIN LATERAL (SELECT * FROM {samples} s "
+            "WHERE s.queue = q.name ORDER BY s.minute DESC LIMIT 1) s ORDER BY s.queue"
+        )
+    )

@@ -68,6 +68,17 @@ class QueueOutput(serializers.Serializer):
     pending = serializers.DictField(child=serializers.IntegerField(), help_text="Pending pods' requests.")
     pendingPods = serializers.IntegerField(source="pending_pods")  # noqa: N815
     borrowed = serializers.DictField(child=serializers.IntegerField(), help_text="Used above the guarantee.")
+    fairShare = serializers.DictField(  # noqa: N815
+        source="fair_share",
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="As the latest scheduling cycle computed it; null before a cycle has seen the queue.",
+    )
+    lent = serializers.DictField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="Of its unused guarantee, what others borrow now (latest cycle); null before one.",
+    )
 
 
 class QueueInput(StrictSerializer):

@@ -15,11 +15,10 @@ from datetime import datetime, timedelta
 from django.db.models import Count
 
 from dashboard.api.selectors import gang_visible
-from dashboard.queue_metrics import latest_samples
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.models import LocalQueue, QueueSample
-from scheduler_core.queue_figures import QueueFigures, queue_figures
+from scheduler_core.queue_figures import QueueFigures, latest_samples, queue_figures
 
 CHART_MINUTES = 60
 WAITING = (GangPhase.PENDING.value, GangPhase.SCHEDULING.value)

@@ -149,3 +149,26 @@ def test_a_nul_in_a_queue_name_is_not_found(as_olga):
     for method in ("get", "patch", "delete"):
         assert getattr(as_olga, method)("/api/v1/queues/a%00b/").status_code == 404
     assert as_olga.post("/api/v1/queues/a%00b/close/").status_code == 404
+
+
+def test_fair_share_and_lent_come_from_the_latest_cycle(as_alice):
+    """Only the engine computes a fair share: null until a cycle has seen the queue, then the
+    cycle's figures (two queues of one CPU each, one of them borrowing the other's)."""
+    from scheduler_core.services.cycle import cycle_run
+    from scheduler_core.services.queues import queues_put
+    from tests.loop.factories import make_gang, make_nodes
+    from tests.queues.conftest import spec
+
+    make_nodes(1, cpu=2)
+    queues_put([spec("a", guarantee={"cpu": 1000}), spec("b", guarantee={"cpu": 1000})])
+    before = {row["name"]: row for row in as_alice.get("/api/v1/queues/").json()}
+    assert before["a"]["fairShare"] is None and before["a"]["lent"] is None
+
+    make_gang("team/wide", 2, queue="a")  # 2 CPUs: borrows b's idle one
+    cycle_run(holder="test")
+
+    rows = {row["name"]: row for row in as_alice.get("/api/v1/queues/").json()}
+    assert rows["a"]["fairShare"]["cpu"] == 2000  # b has no demand: a may have it all
+    assert rows["a"]["borrowed"]["cpu"] == 1000
+    assert rows["b"]["lent"] == {"cpu": 1000}
+    assert as_alice.get("/api/v1/queues/b/").json()["lent"] == {"cpu": 1000}
