@@ -216,6 +216,16 @@ def reserves(guarantee: np.ndarray, usage: np.ndarray, demand: np.ndarray, lendi
     return np.maximum(np.maximum(wanted, kept), 0.0)
 
 
+def measured(tree, resources: tuple[str, ...]) -> np.ndarray:
+    """Which resources a share ratio counts: those some queue names (a guarantee, a max or a
+    lending limit), as Kueue, KAI and YuniKorn account only the resources their queues list;
+    with none named, every resource but ``pods``, a per-node slot count that no peer charges to
+    a queue unless a queue names it."""
+    named = {r for q in tree.queues for amounts in (q.guarantee, q.max, q.lending_limit) for r in amounts}
+    mask = np.array([r in named for r in resources], dtype=bool)
+    return mask if mask.any() else np.array([r != "pods" for r in resources], dtype=bool)
+
+
 def ratios(usage: np.ndarray, share: np.ndarray) -> np.ndarray:
     """Dominant usage over fair share, per queue: 0 with no usage, inf with usage and no share."""
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -91,7 +91,11 @@ class Ledger:
         self.keeps = np.maximum(np.minimum(self.guarantee, self.demand), self.guarantee - self.lending)
         self.path_rows = [np.array(path) for path in tree.paths]
         self.slot_rows = [np.array([self._slot(p) for p in path]) for path in tree.paths]
-        self.ratios: list[float] = fairshare.ratios(self.usage, self.share).tolist()
+        # Ratios measure what the queues are about (``fairshare.measured``): pods' slot counts
+        # would otherwise make the share of a queue of many small pods look full.
+        measured = fairshare.measured(tree, resources)
+        self.inverse[:, ~measured] = 0.0
+        self.ratios: list[float] = fairshare.ratios(self.usage[:, measured], self.share[:, measured]).tolist()
         self.reclaim_failed: dict[int, list[np.ndarray]] = {}  # see actions/reclaim.py
         self.gated: set[str] = set()  # units whose first gang's queue takes no work (queue_order)
         self.victim_index = None  # (queues covered, victims): actions/victims.of_queues

@@ -196,3 +196,104 @@ def test_kueue_lending_limit_caps_what_a_hierarchical_cohort_member_borrows():
     apply(KUEUE_POD.format(name="wl-small", labels=""))  # what is lendable still admits
     cycle_run(holder="test")
     assert Member.objects.get(name="wl-small").node is not None
+
+
+KAI_QUEUE = """
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {{name: {name}}}
+spec:
+  resources:
+    cpu: {{quota: 0, limit: -1, overQuotaWeight: {weight}}}
+    memory: {{quota: 0, limit: -1, overQuotaWeight: {weight}}}
+    gpu: {{quota: 2, limit: -1, overQuotaWeight: {weight}}}
+"""
+
+KAI_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: research
+  labels: {{kai.scheduler/queue: {queue}}}
+spec:
+  schedulerName: gangsched
+  containers:
+  - name: main
+    image: busybox
+    resources: {{limits: {{nvidia.com/gpu: 1}}, requests: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+def test_kai_divides_gpus_beyond_quota_by_over_quota_weight():
+    """KAI-Scheduler ``pkg/scheduler/plugins/proportion/resource_division/resource_division_test.go``,
+    "setResourceShare - GPU" / "two queues" / "allocates GPUs proportionally": 8 GPUs, two queues
+    with a quota of 2 each, over-quota weights 1 and 3, each asking for 6: they end with 3 and 5.
+    Here with KAI's own Queue objects and pods naming them by ``kai.scheduler/queue``, placed by
+    the real cycle, and the fair shares the API reports."""
+    make_nodes(2, cpu=4, gpu=4)
+    apply(KAI_QUEUE.format(name="q1", weight=1) + "---" + KAI_QUEUE.format(name="q2", weight=3))
+    pods = [KAI_POD.format(name=f"{queue}-{i}", queue=queue) for queue in ("q1", "q2") for i in range(6)]
+    apply("---".join(pods))
+
+    cycle_run(holder="test")
+
+    placed = Member.objects.filter(node__isnull=False)
+    assert placed.filter(name__startswith="q1-").count() == 3
+    assert placed.filter(name__startswith="q2-").count() == 5
+
+
+YUNIKORN = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: yunikorn-configs, namespace: yunikorn}
+data:
+  queues.yaml: |
+    partitions:
+      - name: default
+        queues:
+          - name: root
+            queues:
+              - name: parent
+                resources:
+                  max: {vcore: 4}
+                queues:
+                  - name: leaf1
+                  - name: leaf2
+"""
+
+YUNIKORN_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: apps
+  labels: {{applicationId: {app}, queue: {queue}}}
+spec:
+  schedulerName: gangsched
+  containers:
+  - name: main
+    image: busybox
+    resources: {{requests: {{cpu: "{cpu}"}}}}
+"""
+
+
+def test_yunikorn_a_leaf_s_headroom_is_its_parent_s():
+    """YuniKorn core ``pkg/scheduler/objects/queue_test.go`` ``TestHeadroom``: leaves without a
+    max of their own share their parent's headroom. root.parent has max vcore 4 on an 8-CPU
+    cluster; an application in leaf1 uses 3, so a 2-CPU pod of another application in leaf2
+    waits (the parent is at its max) while a 1-CPU one fits. Pods name their queue with the
+    shim's ``queue`` label, relative to root."""
+    make_nodes(2, cpu=4)
+    apply(YUNIKORN)
+    apply(YUNIKORN_POD.format(name="a-0", app="app-a", queue="parent.leaf1", cpu="3"))
+    cycle_run(holder="test")
+    assert Member.objects.get(name="a-0").node is not None
+
+    apply(YUNIKORN_POD.format(name="b-0", app="app-b", queue="root.parent.leaf2", cpu="2"))
+    cycle_run(holder="test")
+    assert Member.objects.get(name="b-0").node is None
+
+    apply(YUNIKORN_POD.format(name="b-1", app="app-b", queue="root.parent.leaf2", cpu="1"))
+    cycle_run(holder="test")
+    assert Member.objects.get(name="b-1").node is not None
