@@ -18,6 +18,12 @@ blocked by resources (or by borrowing: what it would borrow is kept for others) 
    victim is given back, most expensive first, if the unit still fits without it.
 5. The victims are evicted (whole gangs transition PREEMPTED, as with preemption, with a reason
    naming the queue the room goes to) and the unit's minimum is nominated on the room.
+
+``EngineConfig.reclaim`` = "guarantee" replaces the thresholds of points 1 and 3 by what Kueue
+(reclaimWithinCohort) and KAI-Scheduler do, for trace replay to compare: the unit's queue may
+reclaim only if it stays within its guarantee once the unit's pending pods are placed, and a
+victim is eligible while its queue (below the common ancestor) still uses more than its
+guarantee before it is taken. "none" never reclaims.
 """
 
 from __future__ import annotations
@@ -40,8 +46,16 @@ EVERY_PRIORITY = 1 << 62
 
 def reclaim(session: Session, unit: Unit) -> bool:
     ledger = session.queues
+    mode = session.config.reclaim
     queue = queue_order.unit_queue(ledger, unit)
-    if queue < 0 or ledger.ratios[queue] >= 1.0 or _above_minimum(session, unit):
+    if mode == "none" or queue < 0 or _above_minimum(session, unit):
+        return False
+    if mode == "guarantee":
+        pods = [pod for key in unit.gangs for pod in session.members.get(key, ())] or unit.pods
+        request = sum((session.state.vector(pod) for pod in pods if pod.pending), 0.0)
+        if np.any((ledger.usage[queue] + request > ledger.guarantee[queue] + 1e-9) & _declared(ledger)):
+            return False
+    elif ledger.ratios[queue] >= 1.0:
         return False
     own = set(unit.gangs)
     pool = [
@@ -49,7 +63,7 @@ def reclaim(session: Session, unit: Unit) -> bool:
         for victim in candidates(session, EVERY_PRIORITY)
         if victim.elastic_of is None and not victim.evicted and not own.intersection(victim.owners)
     ]
-    eligible = _eligible(session, queue, pool)
+    eligible = (_borrowing if mode == "guarantee" else _eligible)(session, queue, pool)
     if not eligible:
         return False
     count = _shortest_prefix(session, unit, eligible)
@@ -82,6 +96,33 @@ def _eligible(session: Session, queue: int, pool: list[Victim]) -> list[Victim]:
                 taken[p] = taken.get(p, 0.0) + amount
             eligible.append(victim)
     return eligible
+
+
+def _borrowing(session: Session, queue: int, pool: list[Victim]) -> list[Victim]:
+    """Guarantee-only reclaim: victims in order while their queues still use more than their
+    guarantee, counting the victims before them as gone (Kueue's rule)."""
+    ledger = session.queues
+    tree = ledger.tree
+    mine = set(tree.paths[queue])
+    taken: dict[int, np.ndarray] = {}
+    eligible = []
+    for victim in pool:
+        v = _queue(session, victim)
+        if v < 0 or not tree.queues[v].reclaimable:
+            continue
+        path = [p for p in tree.paths[v] if p not in mine]
+        over = (ledger.usage[p] - taken.get(p, 0.0) > ledger.guarantee[p] + 1e-9 for p in path)
+        if all(np.any(o & _declared(ledger)) for o in over):
+            amount = victim.rows.sum(axis=0).astype(float)
+            for p in path:
+                taken[p] = taken.get(p, 0.0) + amount
+            eligible.append(victim)
+    return eligible
+
+
+def _declared(ledger) -> np.ndarray:
+    """The resources some queue is guaranteed (not ``pods``, unless a queue declares it)."""
+    return ledger.guarantee.max(axis=0) > 0
 
 
 def _lift(session: Session, victims: list[Victim], sign: int) -> None:
