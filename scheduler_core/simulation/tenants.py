@@ -11,7 +11,8 @@ guarantees, weight 1, no max. Leaf names are what jobs name, so they are unique.
 
 The public multi-tenant traces (Philly's virtual clusters) are not in the repository, and the
 shared traces name no tenant, so a job whose ``queue`` is empty or ``default`` is given one by a
-fixed rule (``assign``), the same in every process: ``u = crc32(job_id) / 2**32``; a job
+fixed rule (``assign``), the same in every process: ``u`` = the first 8 bytes of
+SHA-256(job_id) / 2**64 (uniform, unlike crc32 on sequential ids); a job
 submitted in the first third of the trace's submission span goes to the *last* leaf of the tree
 (the flooding tenant) if ``u < 3/4``, else to one of the others in proportion to their
 guarantees (``u`` rescaled); a later job goes to any leaf in proportion to the guarantees. So one
@@ -22,8 +23,8 @@ queues exist for. A job that names a leaf keeps it; one that names another queue
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
-import zlib
 from dataclasses import dataclass
 
 from scheduler_core.engine.model import DEFAULT_QUEUE, Queue
@@ -173,7 +174,7 @@ def assign(trace: Trace, tree: QueueTree) -> Trace:
     for job in trace.jobs:
         queue = job.queue
         if queue in (DEFAULT_QUEUE, ""):
-            u = zlib.crc32(job.id.encode()) / 2**32
+            u = tenant_draw(job.id)
             if job.submit < flood_until and len(names) > 1:
                 if u < FLOOD_SHARE:
                     queue = names[-1]
@@ -183,6 +184,11 @@ def assign(trace: Trace, tree: QueueTree) -> Trace:
                 queue = _pick(names, weights, u)
         jobs.append(dataclasses.replace(job, queue=queue))
     return dataclasses.replace(trace, jobs=tuple(jobs))
+
+
+def tenant_draw(job_id: str) -> float:
+    """The job's fixed draw in [0, 1) (module docstring)."""
+    return int.from_bytes(hashlib.sha256(job_id.encode()).digest()[:8], "big") / 2**64
 
 
 def _pick(names: tuple[str, ...], weights: list[float], u: float) -> str:
