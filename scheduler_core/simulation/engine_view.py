@@ -151,7 +151,7 @@ class EngineView:
                 self._begin(job, tick)
             elif job.start is not None and job.bound < job.min_workers:
                 if key in reclaimed and self.book is not None:
-                    self.book.reclaimed(job.queue, tick - job.start, was_bound, job.request)
+                    self.book.reclaimed(job.index, job.queue, tick - job.start, was_bound, job.request)
                 self._stop(job)
             if job.start is not None and job.bound < len(job.pods):
                 self.incomplete.add(job.index)

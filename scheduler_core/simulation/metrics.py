@@ -23,7 +23,8 @@ Definitions (docs/trace-replay.md repeats them):
 * with a queue tree (``--queues``, or a queue policy): ``queues`` per leaf queue, its jobs' wait
   figures as above and ``queue_book.py``'s (time below guarantee with demand, reclaim evictions
   and the GPU-hours they threw away), and over all queues ``jain_index`` (time-weighted Jain's
-  index of usage over fair share), ``reclaim_evictions``, ``reclaim_lost_gpu_hours``.
+  index of usage over fair share), ``reclaim_evictions``, ``reclaim_lost_gpu_hours``,
+  ``reclaim_evicted_again``.
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def _by_queue(replay: Replay, started: np.ndarray) -> dict:
         "jain_index": book["jain_index"],
         "reclaim_evictions": book["reclaim_evictions"],
         "reclaim_lost_gpu_hours": book["reclaim_lost_gpu_hours"],
+        "reclaim_evicted_again": book["reclaim_evicted_again"],
         "queues": queues,
     }
 

@@ -15,7 +15,8 @@ cluster's capacity) and holds these until the next tick, on the main resource (G
   each value held, over the time some queue had demand;
 - *reclaim evictions*: jobs stopped by reclaim, per victim queue, and the work they threw away
   (a job evicted restarts from scratch): bound workers x the main resource x the time run, in
-  GPU-hours (core-hours on a cluster without GPUs).
+  GPU-hours (core-hours on a cluster without GPUs); and how many jobs were evicted by reclaim more
+  than once (``reclaim_evicted_again``: with steady demand, a sign of eviction ping-pong).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class QueueBook:
         self.jain_span = 0.0
         self.evictions = np.zeros(count, dtype=np.int64)
         self.lost = np.zeros(count)  # main resource x seconds thrown away by reclaim
+        self.evicted_jobs: dict[int, int] = {}  # job index -> times evicted by reclaim
         self._last: tuple[float, np.ndarray, np.ndarray, float | None] | None = None
 
     def index(self, queue: str) -> int:
@@ -77,8 +79,9 @@ class QueueBook:
         """A job of queue ``q`` arrived (+ its whole request) or ended (-)."""
         self.demand[q] += amount
 
-    def reclaimed(self, q: int, seconds: float, bound: int, request: np.ndarray) -> None:
-        """A job of queue ``q`` was stopped by reclaim after running ``seconds`` on ``bound`` pods."""
+    def reclaimed(self, job: int, q: int, seconds: float, bound: int, request: np.ndarray) -> None:
+        """Job ``job`` of queue ``q`` was stopped by reclaim after running ``seconds`` on ``bound`` pods."""
+        self.evicted_jobs[job] = self.evicted_jobs.get(job, 0) + 1
         position = int(np.flatnonzero(self.leaf == q)[0])
         self.evictions[position] += 1
         self.lost[position] += seconds * bound * float(request[self.main])
@@ -132,6 +135,7 @@ class QueueBook:
             "jain_index": round(self.jain_seconds / self.jain_span, 4) if self.jain_span > 0 else None,
             "reclaim_evictions": int(self.evictions.sum()),
             "reclaim_lost_gpu_hours": round(float(self.lost.sum()) / self.unit / 3600.0, 3),
+            "reclaim_evicted_again": sum(1 for times in self.evicted_jobs.values() if times > 1),
             "queues": queues,
             "job_queues": [job.queue for job in trace.jobs],
         }

@@ -122,6 +122,7 @@ def format_table(results: dict) -> str:
             ("Jain index (time avg)", lambda m: _num(m.get("jain_index"), 3)),
             ("reclaim evictions", lambda m: str(m.get("reclaim_evictions", "-"))),
             ("reclaim lost GPU-h", lambda m: _num(m.get("reclaim_lost_gpu_hours"), 2)),
+            ("jobs evicted again", lambda m: str(m.get("reclaim_evicted_again", "-"))),
         ]
         for queue in first["queues"]:
             rows += [
