@@ -128,6 +128,7 @@ class EngineView:
         if not touched:
             return False
         after = apply_result(snapshot, result, tick)
+        # Reclaim's evictions say so (actions/reclaim.py); priority preemption's do not.
         reclaimed = {d.gang for d in result.evictions if d.reason.startswith("reclaimed by queue")}
         began = False
         # In gang-key (trace) order: a set of strings iterates in an order that changes with the
