@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from scheduler_core.simulation import get_policies
+from scheduler_core.simulation import DEFAULT_POLICIES, get_policies
 from scheduler_core.simulation.policies import with_overtake_limit
 
 from .models import SimulationRun
-from .simulations import POLICY_NAMES, cluster_check, trace_check
+from .simulations import cluster_check, trace_check
 from .tasks import run_simulation
 
 
@@ -33,7 +33,7 @@ def simulation_run_create(
     """
     trace = trace_check(shared=shared, upload_name=upload_name, upload_text=upload_text)
     cluster_check(cluster)
-    chosen = get_policies(list(policies) or list(POLICY_NAMES))
+    chosen = get_policies(list(policies) or list(DEFAULT_POLICIES))
     if overtake_limit_s is not None:
         with_overtake_limit(chosen, overtake_limit_s)  # raises on a negative or infinite limit
     run = SimulationRun.objects.create(

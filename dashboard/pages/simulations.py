@@ -21,7 +21,7 @@ from dashboard.simulations import (
     shared_traces,
     trace_check,
 )
-from scheduler_core.simulation import POLICIES
+from scheduler_core.simulation import DEFAULT_POLICIES, POLICIES
 from scheduler_core.simulation.plots import PLOTS
 
 DEFAULT_CLUSTER = "n32g4"
@@ -50,7 +50,7 @@ class SimulationForm(forms.Form):
     )
     policies = forms.MultipleChoiceField(
         choices=[(name, name) for name in POLICY_NAMES],
-        initial=list(POLICY_NAMES),
+        initial=list(DEFAULT_POLICIES),
         widget=forms.CheckboxSelectMultiple,
     )
     overtake_limit_s = forms.FloatField(
@@ -162,6 +162,7 @@ def simulation_detail(request, pk: int):
                 [_show(m["waste_resource_hours"].get(resource), "seconds") for _n, m in policies],
             )
         )
+    rows.extend(_queue_rows(policies))
     return render(
         request,
         "dashboard/simulation_detail.html",
@@ -191,9 +192,43 @@ def simulation_plot(request, pk: int, name: str):
     return FileResponse(path.open("rb"), content_type="image/png")
 
 
+def _queue_rows(policies: list[tuple[str, dict]]) -> list[tuple[str, list[str]]]:
+    """With queues (issue 19): fairness, reclaim, and each queue's wait and time below guarantee."""
+    if not any("queues" in m for _n, m in policies):
+        return []
+    rows = [
+        ("Fairness (Jain's index, time avg)", [_show(m.get("jain_index"), "ratio") for _n, m in policies]),
+        ("Reclaim evictions", [_show(m.get("reclaim_evictions"), "count") for _n, m in policies]),
+        (
+            "GPU-hours thrown away by reclaim",
+            [_show(m.get("reclaim_lost_gpu_hours"), "h") for _n, m in policies],
+        ),
+    ]
+    names = list(dict.fromkeys(q for _n, m in policies for q in m.get("queues", {})))
+    for queue in names:
+        figures = [m.get("queues", {}).get(queue, {}) for _n, m in policies]
+        rows.append(
+            (f"Queue {queue}: avg wait (s)", [_show(f.get("avg_wait_s"), "seconds") for f in figures])
+        )
+        rows.append(
+            (f"Queue {queue}: p95 wait (s)", [_show(f.get("p95_wait_s"), "seconds") for f in figures])
+        )
+        rows.append(
+            (
+                f"Queue {queue}: below guarantee with demand",
+                [_share(f.get("below_guarantee_share")) for f in figures],
+            )
+        )
+    return rows
+
+
 def _show(value, kind: str) -> str:
     if value is None:
         return "—"
+    if kind == "ratio":
+        return f"{value:.3f}"
+    if kind == "h":
+        return f"{value:,.2f}"
     return f"{value:,}" if kind == "count" else f"{value:,.1f}"
 
 

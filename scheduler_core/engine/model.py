@@ -253,6 +253,9 @@ class Snapshot:
     queues: tuple[Queue, ...] = ()
 
 
+#: ``EngineConfig.reclaim``'s choices.
+RECLAIM_MODES = ("fair-share", "guarantee", "none")
+
 #: One hour: no unit is ever passed by work submitted more than an hour after it (see queue.py).
 DEFAULT_OVERTAKE_LIMIT_S = 3600.0
 
@@ -287,6 +290,10 @@ class EngineConfig:
     # Least-work-first with bounded overtaking (queue.py): within a priority, a unit is queued at
     # its creation plus its work in device-seconds, at most this many seconds. 0: plain FIFO.
     overtake_limit_s: float = DEFAULT_OVERTAKE_LIMIT_S
+    # With queues: how far reclaim restores a queue (actions/reclaim.py). "fair-share" (gangsched):
+    # up to its fair share; "guarantee": only up to its guarantee, from queues borrowing beyond
+    # theirs (Kueue's reclaimWithinCohort, KAI-Scheduler's reclaim); "none": never.
+    reclaim: str = "fair-share"
 
 
 def permit_quorum(min_member: int, hold: float) -> int:

@@ -11,17 +11,23 @@ and the benchmark share it::
 
 from .clusters import Cluster, ClusterSpecError, load_cluster
 from .compare import Comparison, compare, write_outputs
-from .policies import POLICIES, Policy, UnknownPolicy, get_policies
+from .policies import DEFAULT_POLICIES, POLICIES, QUEUE_POLICIES, Policy, UnknownPolicy, get_policies
 from .replay import ReplayOptions, replay
+from .tenants import DEFAULT_QUEUES, QueueSpecError, QueueTree, parse_queues
 from .traces import Job, Trace, TraceError, load_trace, parse_trace
 
 __all__ = [
+    "DEFAULT_POLICIES",
+    "DEFAULT_QUEUES",
     "POLICIES",
+    "QUEUE_POLICIES",
     "Cluster",
     "ClusterSpecError",
     "Comparison",
     "Job",
     "Policy",
+    "QueueSpecError",
+    "QueueTree",
     "ReplayOptions",
     "Trace",
     "TraceError",
@@ -30,6 +36,7 @@ __all__ = [
     "get_policies",
     "load_cluster",
     "load_trace",
+    "parse_queues",
     "parse_trace",
     "replay",
     "write_outputs",

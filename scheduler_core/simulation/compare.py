@@ -9,6 +9,7 @@ Celery prefork child) no children may be started, so callers there pass ``proces
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from .outcome import Replay
 from .plots import write_plots
 from .policies import Policy
 from .replay import ReplayOptions, replay
+from .tenants import DEFAULT_QUEUES, parse_queues
 from .traces import Trace
 
 RESULTS = "results.json"
@@ -44,6 +46,7 @@ class Comparison:
             "nodes": len(self.cluster.nodes),
             "tick_s": self.options.tick,
             "queue_window": self.options.queue_window,
+            **({"queues": self.options.queues.spec} if self.options.queues is not None else {}),
             "policies": {replay.policy: summarise(replay) for replay in self.replays},
         }
 
@@ -58,6 +61,9 @@ def compare(
 ) -> Comparison:
     """Replay every policy; ``progress`` gets the fraction done (0..1) now and then."""
     options = options or ReplayOptions()
+    if options.queues is None and any(policy.queues for policy in policies):
+        # Every policy measured on the same tenants, those without queues too.
+        options = dataclasses.replace(options, queues=parse_queues(DEFAULT_QUEUES))
     processes = max(1, min(processes, len(policies), os.cpu_count() or 1))
     if processes == 1:
         replays = []

@@ -12,6 +12,8 @@ queue, capacity, config) and whose bookkeeping it calls (``_account``, ``_set_po
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import heapq
 import itertools
 
@@ -38,6 +40,10 @@ class EngineView:
         ``queue_window`` are the window; of those, the ones ``Bounds`` proves cannot start in
         this cycle are left out too (but still count against the window, so the window is the
         same), except the first, which may be the head.
+
+        With queues the window is per queue (each leaf queue's first ``queue_window`` jobs), as
+        Kueue looks at the heads of every ClusterQueue: a tenant that floods the backlog must not
+        hide the others' jobs, whose demand sets the fair shares.
         """
         chosen: list[Job] = list(self.running.values())
         room = self.options.queue_window
@@ -47,10 +53,18 @@ class EngineView:
         copies: dict[bytes, tuple[int, int]] = {}
         bounds = Bounds(self.config, self.options.skip_certain_failures)
         truncated = False
+        per_queue: dict[str, int] | None = {} if self.queues else None
         for order in self.pending:
             job = self.jobs[order[-1]]
             if job.held:
                 continue  # holders are all shown, below
+            if per_queue is not None:
+                left = per_queue.get(job.gang.queue, room)
+                truncated = truncated or left == 0
+                if left:
+                    per_queue[job.gang.queue] = left - 1
+                    chosen.append(job)
+                continue
             if not exact:
                 if room == 0:
                     truncated = True
@@ -89,7 +103,7 @@ class EngineView:
             seen = job.view if job.view is not None else job.pods
             offsets[job.index] = (len(pods), len(pods) + len(seen), position)
             pods.extend(seen)
-        snapshot = Snapshot(self.nodes, tuple(pods), tuple(job.gang for job in chosen))
+        snapshot = Snapshot(self.nodes, tuple(pods), tuple(job.gang for job in chosen), queues=self.queues)
         return snapshot, offsets, truncated
 
     def _need(self, job: Job) -> int:
@@ -114,6 +128,8 @@ class EngineView:
         if not touched:
             return False
         after = apply_result(snapshot, result, tick)
+        # Reclaim's evictions say so (actions/reclaim.py); priority preemption's do not.
+        reclaimed = {d.gang for d in result.evictions if d.reason.startswith("reclaimed by queue")}
         began = False
         # In gang-key (trace) order: a set of strings iterates in an order that changes with the
         # process's hash seed, and the order jobs start in is the order the next snapshot lists
@@ -123,6 +139,7 @@ class EngineView:
             if job is None:
                 continue
             first, last, position = offsets[job.index]
+            was_bound = job.bound
             self._account(job, -1)
             if job.view is not None:
                 bound = [pod for pod in job.pods if pod.node is not None]
@@ -134,6 +151,8 @@ class EngineView:
                 began = True
                 self._begin(job, tick)
             elif job.start is not None and job.bound < job.min_workers:
+                if key in reclaimed and self.book is not None:
+                    self.book.reclaimed(job.index, job.queue, tick - job.start, was_bound, job.request)
                 self._stop(job)
             if job.start is not None and job.bound < len(job.pods):
                 self.incomplete.add(job.index)
@@ -151,6 +170,31 @@ class EngineView:
                 self._watch_permit(job, tick)
             self._account(job, +1)
         return began
+
+    def _permit_timeout(self, job: Job, when: float) -> None:
+        """Coscheduling's permit timeout: the waiting pods are rejected, the group goes to the back.
+
+        Unreserve rejects every waiting pod of the group and records the failure, whose time
+        becomes the group's place in the queue (QueueSort uses the last failure, not the
+        creation, to avoid head-of-line blocking): behind everything submitted before it.
+        """
+        self._account(job, -1)
+        self._set_pods(
+            job,
+            [
+                dataclasses.replace(pod, reserved_node=None) if pod.reserved_node is not None else pod
+                for pod in job.pods
+            ],
+        )
+        self._account(job, +1)
+        if not job.held:
+            self.holding.discard(job.index)
+        job.hold_since = None
+        self.pending.pop(bisect.bisect_left(self.pending, job.order))
+        job.order = self._order(job.priority, when, job.pods, job.index)
+        job.gang = dataclasses.replace(job.gang, created=when)
+        bisect.insort(self.pending, job.order)
+        self.permit_timeouts += 1
 
     def _watch_permit(self, job: Job, tick: float) -> None:
         """Start the permit clock of a gang that began holding pods at Permit; stop it otherwise."""

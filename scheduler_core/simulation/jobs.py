@@ -32,6 +32,7 @@ class Job:
     view: list[Pod] | None = None  # what the engine sees of a running job (see ``EngineView._merge``)
     merged: int = 0  # how many pods at the front of ``view`` stand for bound pods
     hold_since: float | None = None  # permit timeout: when its pods began waiting at Permit
+    queue: int = -1  # its queue in the replay's ``QueueBook``, when the replay has queues
 
     def contribution(self) -> tuple[np.ndarray, np.ndarray]:
         if self.start is not None:

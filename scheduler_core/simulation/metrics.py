@@ -20,6 +20,11 @@ Definitions (docs/trace-replay.md repeats them):
 * deadlocked_jobs = jobs not running at the end whose members still hold resources.
 * scheduler_seconds = wall time spent inside ``run_cycle`` over the whole replay; the per-cycle
   mean and p95 are given beside it.
+* with a queue tree (``--queues``, or a queue policy): ``queues`` per leaf queue, its jobs' wait
+  figures as above and ``queue_book.py``'s (time below guarantee with demand, reclaim evictions
+  and the GPU-hours they threw away), and over all queues ``jain_index`` (time-weighted Jain's
+  index of usage over fair share), ``reclaim_evictions``, ``reclaim_lost_gpu_hours``,
+  ``reclaim_evicted_again``.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ def summarise(replay: Replay) -> dict:
     first = float(replay.submit.min()) if len(replay.submit) else 0.0
     span = max(replay.end_time - first, 0.0)
     cycles = np.array(replay.cycle_seconds) if replay.cycle_seconds else np.zeros(1)
-    return {
+    summary = {
         "jobs_total": int(len(replay.submit)),
         "jobs_finished": int(finished.sum()),
         "jobs_never_started": int((~started & ~finished).sum()),
@@ -74,6 +79,32 @@ def summarise(replay: Replay) -> dict:
         "virtual_end_s": round(replay.end_time, 3),
         "virtual_time_cap_s": round(replay.time_cap, 3),
         "stopped_by": replay.stopped_by,
+    }
+    if replay.queues is not None:
+        summary.update(_by_queue(replay, started))
+    return summary
+
+
+def _by_queue(replay: Replay, started: np.ndarray) -> dict:
+    book = replay.queues
+    names = np.array(book["job_queues"], dtype=object)
+    queues = {}
+    for name, figures in book["queues"].items():
+        mine = names == name
+        wait = replay.start[mine & started] - replay.submit[mine & started]
+        queues[name] = {
+            "jobs": int(mine.sum()),
+            "started": int((mine & started).sum()),
+            "avg_wait_s": _mean(wait),
+            "p95_wait_s": _percentile(wait, 95),
+            **figures,
+        }
+    return {
+        "jain_index": book["jain_index"],
+        "reclaim_evictions": book["reclaim_evictions"],
+        "reclaim_lost_gpu_hours": book["reclaim_lost_gpu_hours"],
+        "reclaim_evicted_again": book["reclaim_evicted_again"],
+        "queues": queues,
     }
 
 

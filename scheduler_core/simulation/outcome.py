@@ -44,6 +44,8 @@ class Replay:
     permit_timeouts: int = 0  # coscheduling: holds of pods at Permit that timed out
     left_out: int = 0  # jobs left out of cycles that were certain to fail them (Bounds)
     overtake_limit_s: float = 0.0  # the queue order's limit (0: FIFO), from the policy's config
+    # With a queue tree: ``QueueBook.summary()`` and each job's queue (``job_queues``); else None.
+    queues: dict | None = None
 
 
 def main_resource(resources: tuple[str, ...]) -> str:

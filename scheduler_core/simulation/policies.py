@@ -3,6 +3,10 @@
 One engine, five configurations: the differences between the systems are exactly the switches
 below, so a difference in the results is a difference in policy, not in implementation quality.
 ``models`` and ``simplifies`` are the policy table of docs/trace-replay.md.
+
+Three more compare queue policies (issue 19) on a trace whose jobs carry tenants (``tenants.py``):
+gangsched with queues and fair-share reclaim, the same with guarantee-only reclaim (Kueue,
+KAI-Scheduler), and gangsched without queues. They are not in ``DEFAULT_POLICIES``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ class Policy:
     # Coscheduling's PermitWaitingTimeSeconds: how long a gang's pods may wait at Permit before
     # they are rejected and the gang goes to the back of the queue (replay.py); None: no Permit.
     permit_timeout_s: float | None = None
+    # The engine sees the replay's queue tree (Snapshot.queues); False: no queues, as before.
+    queues: bool = False
 
 
 # scheduler-plugins' CoschedulingArgs defaults (apis/config/v1/defaults.go).
@@ -93,8 +99,40 @@ POLICIES: dict[str, Policy] = {
             "Declared durations are the trace's exact run times (the most favourable case for "
             "backfilling and for ordering by work); the traces declare no gang timeouts.",
         ),
+        Policy(
+            "gangsched-queues",
+            EngineConfig(),
+            "gangsched with queues (issue 19): fair share top-down, admission by headroom, queues "
+            "furthest below their fair share first, and reclaim: a queue below its fair share "
+            "evicts whole gangs of queues above theirs, never taking one below its own.",
+            "The queue tree is --queues (default: four teams, 40/30/20/10%); jobs get tenants by "
+            "the documented rule when the trace names none; an evicted job restarts from scratch.",
+            queues=True,
+        ),
+        Policy(
+            "guarantee-reclaim",
+            EngineConfig(reclaim="guarantee"),
+            "gangsched with queues, but reclaim only restores guarantees, as Kueue "
+            "(reclaimWithinCohort) and KAI-Scheduler do: a queue reclaims only while it stays "
+            "within its guarantee, from queues using more than theirs.",
+            "Everything else is gangsched-queues' (order, admission, backfilling), so only the "
+            "reclaim rule differs.",
+            queues=True,
+        ),
+        Policy(
+            "no-queues",
+            EngineConfig(),
+            "gangsched without queues (Snapshot.queues empty): one queue for all tenants, as "
+            "before issue 19; measured per tenant like the queue policies.",
+            "The same as gangsched.",
+        ),
     )
 }
+
+#: What a replay compares when no policy is named: the five systems.
+DEFAULT_POLICIES = ("pod", "coscheduling", "nonstrict", "fifo-gang", "gangsched")
+#: The queue comparison of issue 19 (bench/simulate_queues.sh).
+QUEUE_POLICIES = ("gangsched-queues", "guarantee-reclaim", "no-queues")
 
 
 class UnknownPolicy(ValueError):
@@ -115,14 +153,15 @@ def get_policies(names: list[str] | tuple[str, ...]) -> list[Policy]:
 
 
 def with_overtake_limit(policies: list[Policy], seconds: float) -> list[Policy]:
-    """The policies with gangsched's queue-order limit set (the others model FIFO systems)."""
+    """The policies with gangsched's queue-order limit set (gangsched's, with or without queues;
+    the others model FIFO systems)."""
     if not math.isfinite(seconds) or seconds < 0:
         raise UnknownPolicy(
             f"the overtake limit must be a finite number of seconds, 0 or more, not {seconds:g}"
         )
     return [
         dataclasses.replace(policy, config=dataclasses.replace(policy.config, overtake_limit_s=seconds))
-        if policy.name == "gangsched"
+        if policy.config.overtake_limit_s > 0  # gangsched's own order (the others are FIFO)
         else policy
         for policy in policies
     ]

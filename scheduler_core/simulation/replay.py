@@ -49,6 +49,8 @@ from .engine_view import EngineView
 from .jobs import NAMESPACE, Job
 from .outcome import Replay, Timeline, main_resource
 from .policies import Policy
+from .queue_book import QueueBook
+from .tenants import DEFAULT_QUEUES, QueueTree, assign, parse_queues
 from .traces import Trace
 
 DEFAULT_TIME_CAP_S = 30 * 24 * 3600.0  # after the last submission
@@ -64,16 +66,21 @@ class ReplayOptions:
     # Leave out of a cycle the jobs it is certain to fail (see _Loop._view): no decision changes,
     # a test replays with and without; off only to check that.
     skip_certain_failures: bool = True
+    # The queue tree (tenants.py): jobs are given tenants, every policy is measured per queue, and
+    # the policies that schedule by queues see it. None: the default tree for those policies only.
+    queues: QueueTree | None = None
     progress: Callable[[float], None] | None = None  # fraction of the trace's jobs ended
 
 
 class _Loop(EngineView):
     def __init__(self, trace: Trace, cluster: Cluster, policy: Policy, options: ReplayOptions) -> None:
-        self.trace = trace
+        tree = options.queues or (parse_queues(DEFAULT_QUEUES) if policy.queues else None)
+        self.trace = trace = assign(trace, tree) if tree is not None else trace
         self.policy = policy
         # One priority: preemption can never find a victim (it needs strictly lower priority),
         # so switching it off changes no decision and saves building the victims every cycle.
-        single = len({job.priority for job in trace.jobs}) <= 1
+        # Reclaim (with queues) needs it on: it takes from other queues whatever their priority.
+        single = len({job.priority for job in trace.jobs}) <= 1 and not policy.queues
         self.config = dataclasses.replace(policy.config, preemption=policy.config.preemption and not single)
         self.options = options
         self.nodes = cluster.nodes
@@ -85,6 +92,9 @@ class _Loop(EngineView):
             [[node.allocatable.get(r, 0) for r in self.resources] for node in self.nodes], dtype=np.int64
         )
         self.used = np.zeros_like(self.alloc)
+        queues = tree.queues(capacity) if tree is not None else ()
+        self.queues = queues if policy.queues else ()  # what the engine sees (Snapshot.queues)
+        self.book = QueueBook(queues, tree.leaf_names, self.resources, self.capacity) if tree else None
         count = len(trace.jobs)
         self.submit = np.array([job.submit for job in trace.jobs], dtype=np.float64)
         self.start = np.full(count, np.nan)
@@ -166,6 +176,7 @@ class _Loop(EngineView):
             permit_timeouts=self.permit_timeouts,
             timeline=self.timeline,
             left_out=self.left_out,
+            queues=self.book.summary(end, trace=self.trace) if self.book is not None else None,
             overtake_limit_s=self.config.overtake_limit_s,
         )
 
@@ -275,6 +286,9 @@ class _Loop(EngineView):
             spec.priority,
             self._order(spec.priority, spec.submit, pods, index),
         )
+        if self.book is not None:
+            job.queue = self.book.index(spec.queue)
+            self.book.ask(job.queue, request * spec.workers)
         self.jobs[index] = job
         self.by_gang[gang.key] = job
         bisect.insort(self.pending, job.order)
@@ -288,12 +302,16 @@ class _Loop(EngineView):
         """Could a cycle place anything of this new job? If not, the cycle can be skipped."""
         if self.config.preemption and any(other.priority < job.priority for other in self.running.values()):
             return True
+        if self.queues and self.running:
+            return True  # it may reclaim
         wanted = job.request > 0
         free = self.alloc[:, wanted] - self.used[:, wanted]
         return bool(np.any(np.all(free >= job.request[wanted], axis=1)))
 
     def _end(self, job: Job, when: float) -> None:
         self._account(job, -1)
+        if self.book is not None:
+            self.book.ask(job.queue, -job.request * len(job.pods))
         self.finish[job.index] = when
         del self.running[job.index]
         self.incomplete.discard(job.index)
@@ -303,37 +321,14 @@ class _Loop(EngineView):
         if self.options.progress is not None and self.finished % 100 == 0:
             self.options.progress(self.finished / len(self.submit))
 
-    def _permit_timeout(self, job: Job, when: float) -> None:
-        """Coscheduling's permit timeout: the waiting pods are rejected, the group goes to the back.
-
-        Unreserve rejects every waiting pod of the group and records the failure, whose time
-        becomes the group's place in the queue (QueueSort uses the last failure, not the
-        creation, to avoid head-of-line blocking): behind everything submitted before it.
-        """
-        self._account(job, -1)
-        self._set_pods(
-            job,
-            [
-                dataclasses.replace(pod, reserved_node=None) if pod.reserved_node is not None else pod
-                for pod in job.pods
-            ],
-        )
-        self._account(job, +1)
-        if not job.held:
-            self.holding.discard(job.index)
-        job.hold_since = None
-        self.pending.pop(bisect.bisect_left(self.pending, job.order))
-        job.order = self._order(job.priority, when, job.pods, job.index)
-        job.gang = dataclasses.replace(job.gang, created=when)
-        bisect.insort(self.pending, job.order)
-        self.permit_timeouts += 1
-
     def _account(self, job: Job, sign: int) -> None:
         """Take away (-1) or add back (+1) what a job's pods use and hold, around a change to them."""
         useful, held = job.contribution()
         self.useful += sign * useful
         self.held += sign * held
         self._move(job.pods, sign, job.request)
+        if self.book is not None:
+            self.book.charge(job.queue, sign * (useful + held))
 
     @staticmethod
     def _set_pods(job: Job, pods: list[Pod]) -> None:
@@ -387,6 +382,8 @@ class _Loop(EngineView):
         timeline.running.append(len(self.running))
         timeline.useful.append(self.useful.copy())
         timeline.held.append(self.held.copy())
+        if self.book is not None:
+            self.book.record(tick)
 
 
 def replay(trace: Trace, cluster: Cluster, policy: Policy, options: ReplayOptions | None = None) -> Replay:

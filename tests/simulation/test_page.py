@@ -5,10 +5,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from dashboard.models import SimulationRun
 from dashboard.simulations import simulation_run_execute
+from scheduler_core.simulation import DEFAULT_QUEUES
 from scheduler_core.simulation.trace_files import REPOSITORY_TRACES
 from tests.pages.conftest import login
 
 from .helpers import JOB_A_JOB_B, THREE_NODES
+from .test_queues import FLOOD, NODE
 
 pytestmark = pytest.mark.django_db
 URL = "/simulations/"
@@ -86,3 +88,24 @@ def test_a_finished_run_shows_the_policies_side_by_side_and_serves_its_plots(ali
     assert plot.status_code == 200 and plot["Content-Type"] == "image/png"
     assert b"".join(plot.streaming_content)[:4] == b"\x89PNG"
     assert client.get(f"/simulations/{run.pk}/plots/secret.txt").status_code == 404
+
+
+def test_a_run_with_queue_policies_shows_fairness_reclaim_and_each_queue(alice):
+    """The queue policies run with the default tree; the page adds fairness, reclaim and, per
+    queue, waits and time below guarantee. Without queues nlp's jobs wait 990 s behind dev's."""
+    flood = FLOOD.replace(",b\n", ",dev\n").replace(",a\n", ",nlp\n")
+    run = SimulationRun.objects.create(
+        trace_name="flood.csv",
+        trace_text=flood,
+        cluster_spec=NODE,
+        policies=["gangsched-queues", "no-queues"],
+    )
+    simulation_run_execute(run.pk)
+    run.refresh_from_db()
+    assert run.results["queues"] == DEFAULT_QUEUES
+    html = login(alice).get(f"/simulations/{run.pk}/").content.decode()
+    assert '<tr><th scope="row">Fairness (Jain&#x27;s index, time avg)</th>' in html
+    assert '<tr><th scope="row">Reclaim evictions</th><td>' in html
+    assert "<th>no-queues</th><th>gangsched-queues</th>" in html  # results as PostgreSQL's jsonb orders them
+    assert '<tr><th scope="row">Queue nlp: avg wait (s)</th><td>990.0</td><td>0.0</td></tr>' in html
+    assert '<th scope="row">Queue dev: below guarantee with demand</th>' in html

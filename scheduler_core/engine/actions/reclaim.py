@@ -21,6 +21,12 @@ blocked by resources (or by borrowing: what it would borrow is kept for others) 
    most expensive first, if the unit still fits without it.
 5. The victims are evicted (whole gangs transition PREEMPTED, as with preemption, with a reason
    naming the queue the room goes to) and the unit's minimum is nominated on the room.
+
+``EngineConfig.reclaim`` = "guarantee" replaces the thresholds of points 1 and 3 by what Kueue
+(reclaimWithinCohort) and KAI-Scheduler do, for trace replay to compare: the unit's queue may
+reclaim only if it stays within its guarantee once the unit's pending pods are placed, and a
+victim is eligible while its queue (below the common ancestor) still uses more than its
+guarantee before it is taken. "none" never reclaims.
 """
 
 from __future__ import annotations
@@ -58,18 +64,36 @@ def reclaim(session: Session, unit: Unit) -> bool:
     needs at least as much of everything: the answer would be the same, at the same cost.
     """
     ledger = session.queues
+    mode = session.config.reclaim
     queue = queue_order.unit_queue(ledger, unit)
-    if queue < 0 or ledger.ratios[queue] >= 1.0 or _above_minimum(session, unit):
+    if mode == "none" or queue < 0 or _above_minimum(session, unit):
+        return False
+    if mode == "guarantee":
+        pods = [pod for key in unit.gangs for pod in session.members.get(key, ())] or unit.pods
+        request = sum((session.state.vector(pod) for pod in pods if pod.pending), 0.0)
+        if np.any((ledger.usage[queue] + request > ledger.guarantee[queue] + 1e-9) & _declared(ledger)):
+            return False
+    elif ledger.ratios[queue] >= 1.0:
         return False
     need = _need(session, unit)
     if any(np.all(failed <= need) for failed in ledger.reclaim_failed.get(queue, ())):
         return False
     tree = ledger.tree
-    over = {
-        v
-        for v in range(tree.size)
-        if ledger.leaf[v] and tree.queues[v].reclaimable and ledger.ratios[v] > 1.0
-    }
+    if mode == "guarantee":
+        declared = _declared(ledger)
+        over = {
+            v
+            for v in range(tree.size)
+            if ledger.leaf[v]
+            and tree.queues[v].reclaimable
+            and np.any((ledger.usage[v] > ledger.guarantee[v] + 1e-9) & declared)
+        }
+    else:
+        over = {
+            v
+            for v in range(tree.size)
+            if ledger.leaf[v] and tree.queues[v].reclaimable and ledger.ratios[v] > 1.0
+        }
     over.discard(queue)
     chosen = None
     if over:
@@ -79,7 +103,11 @@ def reclaim(session: Session, unit: Unit) -> bool:
             for victim in of_queues(session, over)
             if not gone(session, victim) and not own.intersection(victim.owners)
         ]
-        eligible = _eligible(session, queue, _bundles(session, pool), need)
+        bundles = _bundles(session, pool)
+        if mode == "guarantee":
+            eligible = _borrowing(session, queue, bundles)
+        else:
+            eligible = _eligible(session, queue, bundles, need)
         count = _shortest_prefix(session, unit, eligible) if eligible else None
         chosen = _minimal(session, unit, eligible[:count]) if count is not None else None
     if chosen is None:
@@ -136,6 +164,30 @@ def _eligible(session: Session, queue: int, pool: Iterable[Bundle], need: np.nda
             if np.all(freed[wanted] >= 2 * need[wanted]):
                 break
     return eligible
+
+
+def _borrowing(session: Session, queue: int, pool: Iterable[Bundle]) -> list[Bundle]:
+    """Guarantee-only reclaim: bundles in order while their queues still use more than their
+    guarantee, counting the bundles before them as gone (Kueue's rule)."""
+    ledger = session.queues
+    tree = ledger.tree
+    declared = _declared(ledger)
+    mine = set(tree.paths[queue])
+    taken: dict[int, np.ndarray] = {}
+    eligible = []
+    for bundle in pool:
+        path = [p for p in tree.paths[bundle.queue] if p not in mine]
+        over = (ledger.usage[p] - taken.get(p, 0.0) > ledger.guarantee[p] + 1e-9 for p in path)
+        if all(np.any(o & declared) for o in over):
+            for p in path:
+                taken[p] = taken.get(p, 0.0) + bundle.amount
+            eligible.append(bundle)
+    return eligible
+
+
+def _declared(ledger) -> np.ndarray:
+    """The resources some queue is guaranteed (not ``pods``, unless a queue declares it)."""
+    return ledger.guarantee.max(axis=0) > 0
 
 
 def _lift(session: Session, bundles: list[Bundle], sign: int) -> None:

@@ -9,8 +9,11 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from scheduler_core.simulation import (
+    DEFAULT_POLICIES,
+    DEFAULT_QUEUES,
     POLICIES,
     ClusterSpecError,
+    QueueSpecError,
     ReplayOptions,
     TraceError,
     UnknownPolicy,
@@ -18,6 +21,7 @@ from scheduler_core.simulation import (
     get_policies,
     load_cluster,
     load_trace,
+    parse_queues,
     write_outputs,
 )
 from scheduler_core.simulation.policies import with_overtake_limit
@@ -39,7 +43,15 @@ class Command(BaseCommand):
             action="append",
             dest="policies",
             metavar="NAME",
-            help=f"repeatable; one of {', '.join(POLICIES)} (default: all)",
+            help=f"repeatable; one of {', '.join(POLICIES)} (default: {', '.join(DEFAULT_POLICIES)})",
+        )
+        parser.add_argument(
+            "--queues",
+            default=None,
+            metavar="SPEC",
+            help="queue tree: leaves PATH=GUARANTEE%%[:weight=W][:max=P%%], comma-separated, shares of "
+            "the cluster; jobs get tenants and every policy is measured per queue (default with a "
+            f"queue policy: {DEFAULT_QUEUES.replace('%', '%%')})",
         )
         parser.add_argument("--out", required=True, help="directory for results.json and the PNGs")
         parser.add_argument("--processes", type=int, default=2, help="policies replayed in parallel")
@@ -68,15 +80,22 @@ class Command(BaseCommand):
         try:
             trace = load_trace(options["trace"])
             cluster = load_cluster(options["cluster"])
-            policies = get_policies(options["policies"] or list(POLICIES))
+            policies = get_policies(options["policies"] or list(DEFAULT_POLICIES))
+            queues = parse_queues(options["queues"]) if options["queues"] is not None else None
             if options["overtake_limit"] is not None:
                 policies = with_overtake_limit(policies, options["overtake_limit"])
-        except (TraceError, ClusterSpecError, UnknownPolicy) as error:
+        except (TraceError, ClusterSpecError, UnknownPolicy, QueueSpecError) as error:
             raise CommandError(str(error)) from error
         replay_options = ReplayOptions(
-            tick=options["tick"], queue_window=options["queue_window"], time_cap=options["time_cap"]
+            tick=options["tick"],
+            queue_window=options["queue_window"],
+            time_cap=options["time_cap"],
+            queues=queues,
         )
-        comparison = compare(trace, cluster, policies, replay_options, processes=options["processes"])
+        try:
+            comparison = compare(trace, cluster, policies, replay_options, processes=options["processes"])
+        except TraceError as error:  # a job naming a queue the tree does not have
+            raise CommandError(str(error)) from error
         results, plots = write_outputs(comparison, Path(options["out"]))
         self.stdout.write(format_table(results))
         self.stdout.write(f"wrote {Path(options['out']) / 'results.json'} and {len(plots)} plots")
@@ -97,11 +116,36 @@ def format_table(results: dict) -> str:
         ("scheduler (s)", lambda m: _num(m["scheduler_seconds"])),
     ]
     names = list(results["policies"])
+    first = results["policies"][names[0]]
+    if "queues" in first:
+        rows += [
+            ("Jain index (time avg)", lambda m: _num(m.get("jain_index"), 3)),
+            ("reclaim evictions", lambda m: str(m.get("reclaim_evictions", "-"))),
+            ("reclaim lost GPU-h", lambda m: _num(m.get("reclaim_lost_gpu_hours"), 2)),
+            ("jobs evicted again", lambda m: str(m.get("reclaim_evicted_again", "-"))),
+        ]
+        for queue in first["queues"]:
+            rows += [
+                (f"{queue}: avg / p95 wait", lambda m, q=queue: _wait(m, q)),
+                (f"{queue}: below guarantee", lambda m, q=queue: _below(m, q)),
+            ]
     lines = ["| metric | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for label, cell in rows:
         lines.append(f"| {label} | " + " | ".join(cell(results["policies"][n]) for n in names) + " |")
     return "\n".join(lines)
 
 
-def _num(value) -> str:
-    return "-" if value is None else f"{value:,.1f}"
+def _num(value, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _wait(metrics: dict, queue: str) -> str:
+    figures = metrics.get("queues", {}).get(queue)
+    return "-" if figures is None else f"{_num(figures['avg_wait_s'])} / {_num(figures['p95_wait_s'])}"
+
+
+def _below(metrics: dict, queue: str) -> str:
+    figures = metrics.get("queues", {}).get(queue)
+    if figures is None:
+        return "-"
+    return f"{_num(figures['below_guarantee_s'], 0)} s ({figures['below_guarantee_share']:.0%})"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Trace replay with queues (issue 19, point 6): three queue policies on the same trace, in one run:
+#   gangsched-queues   queues with fair-share reclaim (gangsched's default with queues);
+#   guarantee-reclaim  queues, reclaim only up to a queue's guarantee (Kueue, KAI-Scheduler);
+#   no-queues          gangsched as before queues, measured per tenant all the same.
+# Jobs get tenants by the rule of scheduler_core/simulation/tenants.py (the dev team floods the
+# cluster in the first third of the trace, then every team submits), under $QUEUES (default:
+# four teams guaranteed 40/30/20/10% of the cluster under two parents).
+# Writes bench/results/simulate/queues-<name>/results.json and the plots, and the wall time to
+# timing.json as bench/simulate.sh does. ONLY=tiresias-600 runs one trace. With queues a cycle
+# sees every running pod (no merging: any running gang may be reclaimed) and each queue's window
+# of pending jobs (none is left out as certain to fail: reclaim may make room), so the replay is
+# far slower than bench/simulate.sh's: production-2k (the production shape, 2,000 jobs on 200
+# nodes) takes minutes; a production-10k run was stopped after 44 minutes with a replay unfinished.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+OUT=bench/results/simulate
+PROCESSES=${PROCESSES:-2}
+ONLY=${ONLY:-}
+QUEUES=${QUEUES:-lab/nlp=40%,lab/vision=30%,ops/batch=20%,ops/dev=10%}
+mkdir -p "$OUT"
+
+run() {  # name trace cluster
+  [[ -n "$ONLY" && "$ONLY" != "$1" ]] && return 0
+  [[ -f "$2" ]] || "$PY" bench/make_trace.py "${@:4}" --out "$2"
+  local began ended before after
+  before=$(cut -d' ' -f1-3 /proc/loadavg)
+  began=$(date +%s.%N)
+  "$PY" manage.py simulate --trace "$2" --cluster "$3" --out "$OUT/queues-$1" --processes "$PROCESSES" \
+    --queues "$QUEUES" --policy gangsched-queues --policy guarantee-reclaim --policy no-queues
+  ended=$(date +%s.%N)
+  after=$(cut -d' ' -f1-3 /proc/loadavg)
+  "$PY" - "$OUT/timing.json" "queues-$1" "$began" "$ended" "$before" "$after" "$PROCESSES" <<'PY'
+import json, os, sys
+from pathlib import Path
+
+path, name, began, ended, before, after, processes = sys.argv[1:]
+timing = json.loads(Path(path).read_text()) if Path(path).exists() else {}
+timing[name] = {
+    "wall_seconds": round(float(ended) - float(began), 1),
+    "processes": int(processes),
+    "cores": os.cpu_count(),
+    "loadavg_before": before,
+    "loadavg_after": after,
+}
+Path(path).write_text(json.dumps(timing, indent=2) + "\n")
+print(f"{name}: {timing[name]['wall_seconds']} s wall, load {before} -> {after}")
+PY
+}
+
+run tiresias-600 "$OUT/tiresias-600.csv" n32g4 tiresias-scaled
+run production-2k "$OUT/production-2k.csv" "200x{cpu=64,memory=512Gi,nvidia.com/gpu=8}" production --jobs 2000 --nodes 200
+[[ -n "$ONLY" ]] || { echo "production-10k: run it with ONLY=production-10k (long)"; exit 0; }
+run production-10k "$OUT/production-10k.csv" "1000x{cpu=64,memory=512Gi,nvidia.com/gpu=8}" production
