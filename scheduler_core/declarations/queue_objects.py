@@ -154,6 +154,7 @@ class QueueTreeObject:
     specs: list[QueueSpec]
     name: str  # e.g. "configmap/yunikorn-configs"
     statuses: list[str] | None = None  # set by ``queues_write``
+    retired: dict[str, str] | None = None  # queues it no longer lists: deleted or closed
 
     @property
     def object_name(self) -> str:
@@ -161,6 +162,8 @@ class QueueTreeObject:
 
     def write(self) -> str:
         statuses = self.statuses or ["unchanged"]  # written by ``queues_write``, parents first
+        if self.retired:
+            return "configured"
         if all(status == statuses[0] for status in statuses):
             return statuses[0]
         return "configured"
@@ -183,7 +186,7 @@ def queues_write(loaded: list[Any]) -> None:
     ClusterQueues or Cohorts name without declaring it exists implicitly, as in Kueue: it is
     created as an empty cohort. Each object's ``write`` then reports its own status."""
     from scheduler_core.models import Queue
-    from scheduler_core.services.queues import queues_put
+    from scheduler_core.services.queues import queues_put, queues_retire
 
     specs = queue_specs(loaded)
     if not specs:
@@ -207,6 +210,10 @@ def queues_write(loaded: list[Any]) -> None:
                 obj.status = statuses[obj.spec.name]
             elif isinstance(obj, QueueTreeObject):
                 obj.statuses = [statuses[spec.name] for spec in obj.specs]
+                # The whole tree is declared here: a queue it no longer lists is retired.
+                source = obj.specs[0].source_format if obj.specs else None
+                if source is not None:
+                    obj.retired = queues_retire(source, {spec.name for spec in obj.specs})
 
 
 def queue_specs(loaded: list[Any]) -> list[QueueSpec]:

@@ -144,6 +144,33 @@ def queue_remove(name: str) -> str:
     return "deleted"
 
 
+def queues_retire(source_format: str, keep: set[str]) -> dict[str, str]:
+    """Queues of ``source_format`` its latest declaration no longer lists (YuniKorn's config
+    re-applied without them), children first: deleted when nothing needs them, else closed, as
+    YuniKorn drains a removed queue (what runs finishes, nothing new starts; the next apply
+    deletes it once empty). Returns what happened to each, "deleted" or "closed"."""
+    rows = {row.name: row for row in Queue.objects.select_for_update().filter(source_format=source_format)}
+    gone = [name for name in rows if name not in keep]
+
+    def depth(name: str) -> int:
+        row, n = rows[name], 0
+        while row.parent_id is not None and row.parent.name in rows:
+            row, n = rows[row.parent.name], n + 1
+        return n
+
+    done: dict[str, str] = {}
+    for name in sorted(gone, key=lambda name: (-depth(name), name)):
+        row = Queue.objects.get(pk=rows[name].pk)
+        if queue_remove_refusal(row) is None:
+            row.delete()
+            done[name] = "deleted"
+        elif row.open:
+            row.open = False
+            row.save(update_fields=["open", "updated"])
+            done[name] = "closed"
+    return done
+
+
 def _open_set(name: str, value: bool) -> str:
     with transaction.atomic():
         row = Queue.objects.select_for_update().filter(name=name).first()
