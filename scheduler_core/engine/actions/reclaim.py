@@ -3,9 +3,11 @@
 After priority preemption within its own queue (``preempt.py``) has failed, the first unit
 blocked by resources (or by borrowing: what it would borrow is kept for others) may reclaim:
 
-1. Only if its queue is below its fair share (share ratio < 1, ``fairshare.ratios``): not only
-   below its guarantee, as in Kueue and KAI-Scheduler, but below what it would get if the
-   cluster were divided fairly among those with demand.
+1. Only if its queue is below its fair share (share ratio < 1, ``fairshare.ratios``) and stays
+   within it once the unit is placed: not only below its guarantee, as in Kueue and
+   KAI-Scheduler, but below what it would get if the cluster were divided fairly among those
+   with demand. A unit that would take its queue over its fair share waits for room instead:
+   reclaiming for it would put its victims' queues below theirs, and they would reclaim back.
 2. Victims are work of *reclaimable* queues over their fair share, in ``victims.py``'s order
    whatever their priority relative to the unit's (queues, not priorities, decide across
    queues): elastic members above their gang's minimum first (the gang keeps running), then
@@ -76,6 +78,8 @@ def reclaim(session: Session, unit: Unit) -> bool:
     elif ledger.ratios[queue] >= 1.0:
         return False
     need = _need(session, unit)
+    if mode != "guarantee" and ledger.ratio_after(queue, need) > 1.0 + 1e-9:
+        return False  # placed, it would be over its fair share: its victims would reclaim back
     if any(np.all(failed <= need) for failed in ledger.reclaim_failed.get(queue, ())):
         return False
     tree = ledger.tree
