@@ -34,7 +34,7 @@ from ..gang import attempt, fits
 from ..model import Pod
 from ..queue import Unit
 from ..session import Session
-from .victims import Victim, candidates, gone, of_queue
+from .victims import Victim, candidates, fewest, gone, of_queue
 
 
 def preempt(session: Session, unit: Unit) -> bool:
@@ -149,16 +149,7 @@ def _shortest_prefix(session: Session, unit: Unit, victims: list[Victim]) -> int
         return fits(session, unit)
 
     try:
-        if not fits_after(len(victims)):
-            return None
-        low, high = 1, len(victims)
-        while low < high:
-            middle = (low + high) // 2
-            if fits_after(middle):
-                high = middle
-            else:
-                low = middle + 1
-        return low
+        return fewest(len(victims), fits_after)
     finally:
         state.used[:] = saved
 

@@ -45,7 +45,7 @@ from ..gang import attempt, fits
 from ..queue import Unit
 from ..session import Session
 from .preempt import _above_minimum, _nominate
-from .victims import Victim, gone, of_queues
+from .victims import Victim, fewest, gone, of_queues
 
 
 @dataclass(eq=False)
@@ -220,16 +220,7 @@ def _shortest_prefix(session: Session, unit: Unit, bundles: list[Bundle]) -> int
         return fits(session, unit)
 
     try:
-        if not fits_after(len(bundles)):
-            return None
-        low, high = 1, len(bundles)
-        while low < high:
-            middle = (low + high) // 2
-            if fits_after(middle):
-                high = middle
-            else:
-                low = middle + 1
-        return low
+        return fewest(len(bundles), fits_after)
     finally:
         state.used[:] = saved_used
         ledger.restore(saved_ledger)

@@ -18,6 +18,7 @@ marked non-preemptible, never a gang whole when one of its pods is non-preemptib
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -217,3 +218,20 @@ def _build(session: Session, found: list[tuple]) -> list[Victim]:
         if victim.elastic_of is not None:
             victim.whole = wholes.get(victim.elastic_of.key)
     return victims
+
+
+def fewest(total: int, enough: Callable[[int], bool]) -> int | None:
+    """The smallest count in 1..``total`` for which ``enough`` holds, by binary search (taking
+    more victims never leaves less room, so ``enough`` only turns true once); None when even
+    ``total`` is not enough. Preemption and reclaim both take the shortest prefix of their
+    victims this way."""
+    if not enough(total):
+        return None
+    low, high = 1, total
+    while low < high:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
