@@ -38,6 +38,8 @@ from .model import (
     Taint,
     TimeoutStyle,
     Toleration,
+    Topology,
+    TopologyConstraint,
 )
 
 __all__ = [
@@ -65,6 +67,8 @@ __all__ = [
     "Taint",
     "TimeoutStyle",
     "Toleration",
+    "Topology",
+    "TopologyConstraint",
     "Transition",
     "TransitionKind",
     "apply_result",

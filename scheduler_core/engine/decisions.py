@@ -88,6 +88,9 @@ class Reason(str, enum.Enum):
     QUEUE_MAX = "QueueAtMax"  # a queue on its path is at its max
     QUEUE_BORROW = "QueueCannotBorrow"  # what it would borrow is kept for others' guarantees
     WAITING_FOR_RECLAIM = "WaitingForReclaim"  # reclaim evicted work of queues over their share
+    # Topology (issue 20)
+    TOPOLOGY_UNKNOWN = "TopologyUnknown"  # its constraint names a level no topology has
+    NO_DOMAIN_FITS = "NoDomainFits"  # no domain of the required level can hold the whole gang
 
 
 @dataclass(frozen=True, slots=True)

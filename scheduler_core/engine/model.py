@@ -153,6 +153,42 @@ class Pod:
 
 
 @dataclass(frozen=True, slots=True)
+class Topology:
+    """A cluster's network topology (issue 20): node-label keys, from the widest level to the
+    narrowest (``("example.com/block", "example.com/rack", "kubernetes.io/hostname")``).
+
+    A node's *domain* at a level is the value of that level's label on it (nodes without the
+    label are in no domain of that level). Kueue's and KAI-Scheduler's ``Topology`` objects are
+    lists like this; Volcano's ``HyperNode`` trees are turned into one by the service, which
+    gives each node one synthetic label per tier naming the HyperNode that holds it.
+    """
+
+    name: str
+    levels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyConstraint:
+    """Where a gang's members must or should be, as one domain of a ``Topology`` level.
+
+    - ``required``: a level's label key; all members in one domain of that level, or none placed
+      (Kueue ``podset-required-topology``, KAI ``topology-required-placement``, Volcano hard mode);
+    - ``preferred``: a level's label key; the smallest domain that fits, widening level by level
+      up to the whole cluster (Kueue ``podset-preferred-topology``, KAI
+      ``topology-preferred-placement``, Volcano soft mode);
+    - ``topology``: the ``Topology.name`` the levels belong to; None: the only topology, or the
+      first one that has the level.
+
+    Both set: the gang must be inside one ``required`` domain and prefers one ``preferred`` domain
+    within it.
+    """
+
+    required: str | None = None
+    preferred: str | None = None
+    topology: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Gang:
     """A gang and its scheduling state, as the service last recorded it.
 
@@ -182,6 +218,7 @@ class Gang:
     wait_started: float | None = None
     fallen_back: bool = False
     match_policy: MatchPolicy = MatchPolicy.ONCE_SATISFIED
+    topology: TopologyConstraint | None = None  # None: members may land anywhere
     key: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -251,6 +288,9 @@ class Snapshot:
     # implicit ``default`` queue with no guarantee and no limit (gangsched before issue 19). A
     # gang or pod naming a queue missing from a non-empty tree waits and says so.
     queues: tuple[Queue, ...] = ()
+    # The cluster's topologies (issue 20); empty: no topology, and a gang's constraint naming a
+    # level no topology has makes the gang wait and say so.
+    topologies: tuple[Topology, ...] = ()
 
 
 #: ``EngineConfig.reclaim``'s choices.
@@ -294,6 +334,9 @@ class EngineConfig:
     # up to its fair share; "guarantee": only up to its guarantee, from queues borrowing beyond
     # theirs (Kueue's reclaimWithinCohort, KAI-Scheduler's reclaim); "none": never.
     reclaim: str = "fair-share"
+    # Topology-aware placement (issue 20): gangs' TopologyConstraints are honoured. False: they
+    # are ignored and gangs land anywhere (gangsched before issue 20; trace replay compares both).
+    topology: bool = True
 
 
 def permit_quorum(min_member: int, hold: float) -> int:

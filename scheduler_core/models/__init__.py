@@ -8,6 +8,7 @@
 - ``priority``: PriorityClass, applied ``scheduling.k8s.io/v1`` priority classes.
 - ``queues``: Queue (the tenant tree), LocalQueue, ResourceFlavor, QueueAccess (issue 19).
 - ``queue_history``: QueueSample, each queue's figures per minute (charts and metrics).
+- ``topology``: Topology (node-label levels) and Volcano's HyperNode tree (issue 20).
 
 Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 ``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
@@ -20,6 +21,7 @@ from .lease import SchedulerLease
 from .priority import PriorityClass
 from .queue_history import QueueSample
 from .queues import LocalQueue, Queue, QueueAccess, ResourceFlavor
+from .topology import HyperNode, Topology
 
 __all__ = [
     "BindJournal",
@@ -28,6 +30,7 @@ __all__ = [
     "GangEvent",
     "GangEventKind",
     "GangGroup",
+    "HyperNode",
     "LocalQueue",
     "Member",
     "MemberPhase",
@@ -40,4 +43,5 @@ __all__ = [
     "RestartPolicy",
     "SchedulerLease",
     "SchedulingCycle",
+    "Topology",
 ]
