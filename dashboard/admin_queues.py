@@ -141,6 +141,18 @@ class LocalQueueAdmin(admin.ModelAdmin):
         obj.pk = LocalQueue.objects.get(namespace=obj.namespace, name=obj.name).pk
         obj._state.adding = False
 
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # one at a time, each checked (delete_view)
+        return actions
+
+    def delete_view(self, request, object_id, extra_context=None):
+        obj = self.get_object(request, object_id)
+        if obj is not None and service.local_queue_active(obj.namespace, obj.name):
+            self.message_user(request, service.local_queue_refusal(obj.namespace, obj.name), messages.ERROR)
+            return HttpResponseRedirect(request.path.removesuffix("delete/") + "change/")
+        return super().delete_view(request, object_id, extra_context)
+
     def delete_model(self, request, obj):
         service.local_queue_remove(obj.namespace, obj.name)
 

@@ -2,7 +2,7 @@
 
 import os
 
-from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S
+from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S, DEFAULT_RECLAIM_DELAY_S
 
 from .env import parse_cluster_backend, parse_seconds
 
@@ -32,6 +32,13 @@ GANGSCHED_PLACEHOLDER_IMAGE = os.environ.get("GANGSCHED_PLACEHOLDER_IMAGE", "reg
 # than this many seconds after it. 0: plain FIFO (creation order).
 GANGSCHED_OVERTAKE_LIMIT_S = parse_seconds(
     "GANGSCHED_OVERTAKE_LIMIT_S", os.environ.get("GANGSCHED_OVERTAKE_LIMIT_S"), DEFAULT_OVERTAKE_LIMIT_S
+)
+
+# Reclaim beyond a queue's guarantee (up to its fair share) waits until the gang has waited this
+# many seconds (scheduler_core/engine/actions/reclaim.py); reclaim up to the guarantee never
+# waits. 0: at once.
+GANGSCHED_RECLAIM_DELAY_S = parse_seconds(
+    "GANGSCHED_RECLAIM_DELAY_S", os.environ.get("GANGSCHED_RECLAIM_DELAY_S"), DEFAULT_RECLAIM_DELAY_S
 )
 
 # The scheduler lease (services/lease.py): a cycle's holder must finish (or renew) within this

@@ -7,8 +7,11 @@ Versions as Kueue serves them (``apis/kueue/v1beta1`` and ``v1beta2``; the Cohor
 
 - ``resourceGroups[].coveredResources`` / ``flavors[].resources[]``: ``nominalQuota`` ->
   guarantee; ``nominalQuota + borrowingLimit`` -> max (no borrowingLimit: unlimited);
-  ``lendingLimit`` -> lending_limit. One flavor per resource group: gangsched places by resource,
-  not by flavor, so a second flavor (Kueue's flavor fungibility) is refused naming it;
+  ``lendingLimit`` -> lending_limit. A Cohort's ``nominalQuota`` is a pool added to its
+  subtree's quotas, and its ``borrowingLimit`` caps the subtree above that (kept in
+  ``extra["borrowing_limit"]``, applied by ``snapshot_queues.py``). One flavor per resource
+  group: gangsched places by resource, not by flavor, so a second flavor (Kueue's flavor
+  fungibility) is refused naming it;
 - ``fairSharing.weight`` -> weight (> 0); ``stopPolicy``: None -> open, Hold -> closed;
 - ``preemption.reclaimWithinCohort``: Never (Kueue's default) -> not reclaimable, Any ->
   reclaimable (gangsched's reclaim is symmetric: a queue that takes back its quota may have its
@@ -129,11 +132,12 @@ def load_cohort(manifest: Manifest, readers=()) -> Loaded:
         raise v.DeclarationError(v.join(field, other), f"{manifest.api_version} calls it spec.{parent_key}")
     queue, limits = _queue(manifest, name, spec, field, parent_key, cohort=True)
     if limits["borrowingLimit"]:
-        raise v.DeclarationError(
-            limits["borrowingLimit"][0],
-            "a Cohort's borrowingLimit caps its whole subtree, which gangsched does not sum yet: "
-            "set borrowingLimit on its ClusterQueues",
-        )
+        # A Cohort's borrowingLimit caps what its whole subtree borrows beyond the subtree's
+        # quotas, which change as ClusterQueues come and go: kept apart and added to the
+        # subtree's guarantee when the engine reads the tree (snapshot_queues.py).
+        queue.extra["borrowing_limit"] = {
+            r: queue.max.pop(r) - queue.guarantee.get(r, 0) for r in list(queue.max)
+        }
     # Kueue: a Cohort's nominalQuota is a pool shared on top of its ClusterQueues' own quotas.
     queue.extra["guarantee_is_pool"] = True
     if queue.parent is not None:

@@ -129,6 +129,26 @@ def amounts(tree: Tree, resources: Sequence[str], field: str, missing: float) ->
     return out
 
 
+def guarantees(tree: Tree, declared: np.ndarray) -> np.ndarray:
+    """Each queue's guarantee as the tree keeps it: an inner queue is guaranteed at least what
+    its children are, together (``max(declared, sum of the children's)``, bottom-up).
+
+    A promise to a child is a promise to its parent at the level above: without this, two
+    Kueue cohorts that only group guaranteed ClusterQueues (a cohort declares no quota of its
+    own) would split the cluster by weight, and a cohort whose ClusterQueues are guaranteed 20
+    GPUs could get 15 (kueue #7015, #3948). A Kueue cohort's own quota is a pool on top of its
+    ClusterQueues': ``snapshot_queues.py`` adds them before the engine sees it.
+    """
+    out = declared.astype(float, copy=True)
+    below = np.zeros_like(out)
+    for q in reversed(tree.order):
+        if tree.children[q]:
+            out[q] = np.maximum(out[q], below[q])
+        if tree.parent[q] >= 0:
+            below[tree.parent[q]] += out[q]
+    return np.minimum(out, UNLIMITED)
+
+
 def roll_up(tree: Tree, leaf_amounts: np.ndarray) -> np.ndarray:
     """Amounts charged to queues, summed up the tree (each queue: its own plus its subtree's)."""
     total = leaf_amounts.astype(float, copy=True)

@@ -41,7 +41,7 @@ class Ledger:
         self.gang_rule = config.gangs
         tree = self.tree = fairshare.build_tree(snapshot.queues)
         resources = state.resources
-        self.guarantee = fairshare.amounts(tree, resources, "guarantee", 0.0)
+        self.guarantee = fairshare.guarantees(tree, fairshare.amounts(tree, resources, "guarantee", 0.0))
         self.max = fairshare.amounts(tree, resources, "max", fairshare.UNLIMITED)
         self.lending = fairshare.amounts(tree, resources, "lending_limit", fairshare.UNLIMITED)
         self.leaf = np.array([tree.is_leaf(q) for q in range(tree.size)])
@@ -93,10 +93,10 @@ class Ledger:
         self.slot_rows = [np.array([self._slot(p) for p in path]) for path in tree.paths]
         # Ratios measure what the queues are about (``fairshare.measured``): pods' slot counts
         # would otherwise make the share of a queue of many small pods look full.
-        measured = fairshare.measured(tree, resources)
+        measured = self.measured = fairshare.measured(tree, resources)
         self.inverse[:, ~measured] = 0.0
         self.ratios: list[float] = fairshare.ratios(self.usage[:, measured], self.share[:, measured]).tolist()
-        self.reclaim_failed: dict[int, list[np.ndarray]] = {}  # see actions/reclaim.py
+        self.reclaim_failed: dict[tuple[int, str], list[np.ndarray]] = {}  # see actions/reclaim.py
         self.gated: set[str] = set()  # units whose first gang's queue takes no work (queue_order)
         self.victim_index = None  # (queues covered, victims): actions/victims.of_queues
         self.queue_victims: dict[int, tuple] = {}  # queue -> (below, victims): victims.of_queue

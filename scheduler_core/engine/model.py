@@ -296,6 +296,9 @@ class Snapshot:
 #: ``EngineConfig.reclaim``'s choices.
 RECLAIM_MODES = ("fair-share", "guarantee", "none")
 
+#: Two minutes: how long a unit waits before reclaiming beyond its queue's guarantee (reclaim.py).
+DEFAULT_RECLAIM_DELAY_S = 120.0
+
 #: One hour: no unit is ever passed by work submitted more than an hour after it (see queue.py).
 DEFAULT_OVERTAKE_LIMIT_S = 3600.0
 
@@ -334,6 +337,11 @@ class EngineConfig:
     # up to its fair share; "guarantee": only up to its guarantee, from queues borrowing beyond
     # theirs (Kueue's reclaimWithinCohort, KAI-Scheduler's reclaim); "none": never.
     reclaim: str = "fair-share"
+    # Fair-share reclaim beyond a queue's guarantee waits until the unit has waited this long
+    # since it was created (YuniKorn's preemption.delay): running work often ends by itself in
+    # that time, and reclaiming at once for a share that moves as demand comes and goes evicts
+    # more than it gains. Reclaim up to the guarantee never waits.
+    reclaim_delay_s: float = DEFAULT_RECLAIM_DELAY_S
     # Topology-aware placement (issue 20): gangs' TopologyConstraints are honoured. False: they
     # are ignored and gangs land anywhere (gangsched before issue 20; trace replay compares both).
     topology: bool = True

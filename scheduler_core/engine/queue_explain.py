@@ -84,10 +84,11 @@ def blocked(ledger: Ledger, q: int, request: np.ndarray) -> Explanation | None:
     return None
 
 
-def over_share(ledger: Ledger, v: int, request: np.ndarray) -> tuple[str, int]:
-    """The resource the unit needs on which victim queue ``v`` is furthest over its fair share."""
+def over_share(ledger: Ledger, v: int, request: np.ndarray, basis: str = "fair share") -> tuple[str, int]:
+    """The resource the unit needs on which victim queue ``v`` is furthest over its fair share
+    (``basis`` "fair share") or its guarantee ("guarantee")."""
     state = ledger.state
-    excess = ledger.usage[v] - ledger.share[v]
+    excess = ledger.usage[v] - (ledger.guarantee[v] if basis == "guarantee" else ledger.share[v])
     wanted = (request > 0) & (excess > 0)
     if not wanted.any():
         wanted = excess > 0
@@ -99,15 +100,18 @@ def over_share(ledger: Ledger, v: int, request: np.ndarray) -> tuple[str, int]:
     return state.resources[column], int(excess[column])
 
 
-def reclaim_text(ledger: Ledger, victims: list[int], request: np.ndarray) -> tuple[str, list[dict]]:
-    """'ml/vision (over its fair share by nvidia.com/gpu 8)', for each victim queue."""
+def reclaim_text(
+    ledger: Ledger, victims: list[int], request: np.ndarray, basis: str = "fair share"
+) -> tuple[str, list[dict]]:
+    """'ml/vision (over its fair share by nvidia.com/gpu 8)', for each victim queue; ``basis``
+    "guarantee" says by how much it is over its guarantee instead."""
     parts, details = [], []
     for v in victims:
-        resource, amount = over_share(ledger, v, request)
+        resource, amount = over_share(ledger, v, request, basis)
         name = ledger.tree.names[v]
         if resource:
-            parts.append(f"{name} (over its fair share by {resource} {format_quantity(resource, amount)})")
+            parts.append(f"{name} (over its {basis} by {resource} {format_quantity(resource, amount)})")
         else:
-            parts.append(f"{name} (over its fair share)")
+            parts.append(f"{name} (over its {basis})")
         details.append({"queue": name, "resource": resource, "over_by": amount})
     return ", ".join(parts), details

@@ -106,8 +106,11 @@ def cycle_run_leased(*, lease: Lease, backend: ClusterBackend, config: EngineCon
 
 
 def engine_config() -> EngineConfig:
-    """gangsched's own policies, with the operator's queue-order setting."""
-    return EngineConfig(overtake_limit_s=settings.GANGSCHED_OVERTAKE_LIMIT_S)
+    """gangsched's own policies, with the operator's queue-order and reclaim-delay settings."""
+    return EngineConfig(
+        overtake_limit_s=settings.GANGSCHED_OVERTAKE_LIMIT_S,
+        reclaim_delay_s=settings.GANGSCHED_RECLAIM_DELAY_S,
+    )
 
 
 def timeouts_sweep(*, holder: str, backend: ClusterBackend | None = None) -> int:

@@ -197,6 +197,15 @@ def queue_active(names: Iterable[str]) -> list[str]:
     return sorted(busy)
 
 
+def local_queue_active(namespace: str, name: str) -> bool:
+    """Whether gangs not ended, or active pods scheduled alone, of ``namespace`` name the
+    LocalQueue: deleting it would leave their running work charged to no queue."""
+    naming = Q(namespace=namespace, queue=name)
+    gangs = Gang.objects.filter(naming).exclude(phase__in=ENDED_PHASES)
+    pods = Member.objects.filter(naming, gang__isnull=True, phase__in=("Pending", "Running"))
+    return gangs.exists() or pods.exists()
+
+
 def spec_of(queue: Queue, **changes: Any) -> QueueSpec:
     """A stored queue as a spec (for the API's and the admin's partial changes)."""
     spec = QueueSpec(

@@ -29,7 +29,7 @@ from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor
 
-from .queue_checks import queue_active, queues_check, spec_of
+from .queue_checks import local_queue_active, queue_active, queues_check, spec_of
 from .tenancy import CHANGE_ALL, Actor
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "flavor_put",
     "flavor_remove",
     "local_queue_put",
+    "local_queue_active",
     "local_queue_remove",
     "queue_allows",
     "queue_close",
@@ -226,10 +227,21 @@ def local_queue_put(spec: LocalQueueSpec) -> str:
     return CONFIGURED
 
 
+def local_queue_refusal(namespace: str, name: str) -> str:
+    return f"localqueue {namespace}/{name} is named by active gangs or pods: let them finish first"
+
+
+@transaction.atomic
 def local_queue_remove(namespace: str, name: str) -> str:
-    deleted, _ = LocalQueue.objects.filter(namespace=namespace, name=name).delete()
-    if not deleted:
+    """Delete a LocalQueue no active gang or pod of its namespace names (else ``QueueInUse``):
+    their running work would otherwise be charged to no queue, and their ClusterQueue's usage
+    would drop while they still run."""
+    row = LocalQueue.objects.select_for_update().filter(namespace=namespace, name=name).first()
+    if row is None:
         raise QueueNotFound(f"localqueue {namespace}/{name} not found")
+    if local_queue_active(namespace, name):
+        raise QueueInUse(local_queue_refusal(namespace, name))
+    row.delete()
     return "deleted"
 
 

@@ -131,6 +131,22 @@ def test_work_through_a_local_queue_holds_its_cluster_queue():
     assert q.queue_active(["cq"]) == ["cq"]
 
 
+def test_removing_a_local_queue_its_namespace_still_names_is_refused():
+    """Its gangs would run charged to no queue, and its ClusterQueue would look emptier than it is."""
+    q.queues_put([spec("cq")])
+    q.local_queue_put(LocalQueueSpec("team-a", "main", "cq", "items[1]"))
+    gang = Gang.objects.create(namespace="team-a", name="g", min_member=1, queue="main")
+    Gang.objects.create(namespace="team-b", name="g", min_member=1, queue="main")  # another namespace
+    with pytest.raises(q.QueueInUse, match="localqueue team-a/main is named by active gangs or pods"):
+        q.local_queue_remove("team-a", "main")
+    assert LocalQueue.objects.filter(namespace="team-a", name="main").exists()
+    gang.phase = "Finished"
+    gang.save()
+    assert q.local_queue_remove("team-a", "main") == "deleted"
+    with pytest.raises(q.QueueNotFound):
+        q.local_queue_remove("team-a", "main")
+
+
 def test_a_local_queue_naming_an_unknown_cluster_queue_is_refused():
     with pytest.raises(DeclarationError) as error:
         q.local_queue_put(LocalQueueSpec("team-a", "main", "nope", "items[0]"))

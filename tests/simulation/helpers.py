@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
+import io
 import math
+from pathlib import Path
 
 from scheduler_core.simulation import ReplayOptions, get_policies, load_cluster, parse_trace, replay
-from scheduler_core.simulation.traces import GANGSCHED_COLUMNS
+from scheduler_core.simulation.traces import GANGSCHED_COLUMNS, write_gangsched_csv
+
+ROOT = Path(__file__).resolve().parents[2]
 
 HEADER = ",".join(GANGSCHED_COLUMNS)
 
@@ -13,6 +18,21 @@ HEADER = ",".join(GANGSCHED_COLUMNS)
 def trace_text(*rows: str) -> str:
     """Rows as ``job_id,submit_s,workers,min_workers,duration_s,cpu,memory,gpu,priority,queue``."""
     return "\n".join((HEADER, *rows)) + "\n"
+
+
+def bench_module(name: str):
+    """A script of bench/ (not a package) loaded as a module, e.g. ``bench_module("make_trace")``."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def csv_text(jobs) -> str:
+    """Jobs as the gangsched CSV a generator writes."""
+    out = io.StringIO()
+    write_gangsched_csv(jobs, out)
+    return out.getvalue()
 
 
 def run(text: str, cluster: str, policy: str):

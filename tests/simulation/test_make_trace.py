@@ -1,7 +1,5 @@
 """bench/make_trace.py: the documented distributions, the load it aims at, the same file per seed."""
 
-import importlib.util
-import io
 from collections import Counter
 from pathlib import Path
 
@@ -9,7 +7,9 @@ import pytest
 
 from scheduler_core.simulation import load_trace, parse_trace
 from scheduler_core.simulation.trace_files import REPOSITORY_TRACES
-from scheduler_core.simulation.traces import GPU, write_gangsched_csv
+from scheduler_core.simulation.traces import GPU
+
+from .helpers import bench_module, csv_text
 
 ROOT = Path(__file__).resolve().parents[2]
 TIRESIAS = REPOSITORY_TRACES / "tiresias-60-jobs.csv"
@@ -17,16 +17,10 @@ TIRESIAS = REPOSITORY_TRACES / "tiresias-60-jobs.csv"
 
 @pytest.fixture(scope="module")
 def make_trace():
-    spec = importlib.util.spec_from_file_location("make_trace", ROOT / "bench" / "make_trace.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("make_trace")
 
 
-def _csv(jobs) -> str:
-    out = io.StringIO()
-    write_gangsched_csv(jobs, out)
-    return out.getvalue()
+_csv = csv_text
 
 
 def test_production_jobs_have_the_documented_shape_and_load(make_trace):

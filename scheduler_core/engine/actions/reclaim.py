@@ -1,34 +1,42 @@
 """Reclaim: a queue below its fair share takes room back from queues above theirs (issue 19).
 
 After priority preemption within its own queue (``preempt.py``) has failed, the first unit
-blocked by resources (or by borrowing: what it would borrow is kept for others) may reclaim:
+blocked by resources (or by borrowing: what it would borrow is kept for others) may reclaim, by
+one of two rules:
 
-1. Only if its queue is below its fair share (share ratio < 1, ``fairshare.ratios``) and stays
-   within it once the unit is placed: not only below its guarantee, as in Kueue and
-   KAI-Scheduler, but below what it would get if the cluster were divided fairly among those
-   with demand. A unit that would take its queue over its fair share waits for room instead:
-   reclaiming for it would put its victims' queues below theirs, and they would reclaim back.
-2. Victims are work of *reclaimable* queues over their fair share, in ``victims.py``'s order
-   whatever their priority relative to the unit's (queues, not priorities, decide across
-   queues): elastic members above their gang's minimum first (the gang keeps running), then
-   whole gangs (with their gang group, and their elastic members not taken yet) and lone pods;
-   each lowest priority first, then youngest first.
-3. A victim is eligible only if, after it and the victims before it are gone, every queue on
-   its path below the common ancestor with the unit's queue is still at or above its fair
-   share. Scheduling order and reclaim use this same ratio: the victim queue, still at or over
-   its share, can never reclaim back (no ping-pong).
-4. The shortest prefix of the eligible victims that lets the unit fit (the nodes and its
+- **Up to its guarantee**, at once: if its queue stays within its guarantee once the unit's
+  pending pods are placed, it takes from queues that use more than their guarantee (below the
+  common ancestor), counting the victims before as gone, as Kueue (reclaimWithinCohort) and
+  KAI-Scheduler do. Its queue then holds no more than its fair share (which is at least
+  ``min(demand, guarantee)``), so its victims' queues can never reclaim back from it.
+- **Up to its fair share**, after ``EngineConfig.reclaim_delay_s``: a unit that would take its
+  queue beyond its guarantee reclaims only once it has waited that long since it was created
+  (YuniKorn's ``preemption.delay``: running work often ends by itself in that time, and a fair
+  share moves as demand comes and goes), only if its queue is below its fair share (share ratio
+  < 1, ``fairshare.ratios``) and stays within it once the unit is placed, and only from work
+  of queues over their fair share whose queues stay at or over it once taken: every queue on
+  the victim's path below the common ancestor with the unit's queue. The victim queue, still at
+  or over its share, can never reclaim back (no ping-pong). This is what Kueue and KAI do not
+  do (KAI-Scheduler #1934): a team without a guarantee gets a fair part of what is above the
+  guarantees, instead of whatever it holds when the others arrive.
+
+Then, for both rules:
+
+1. Victims are work of *reclaimable* queues, in ``victims.py``'s order whatever their priority
+   relative to the unit's (queues, not priorities, decide across queues): elastic members
+   above their gang's minimum first (the gang keeps running), then whole gangs (with their gang
+   group, and their elastic members not taken yet) and lone pods; each lowest priority first,
+   then youngest first.
+2. The shortest prefix of the eligible victims that lets the unit fit (the nodes and its
    queue's headroom, with the victims' usage given back) is found by binary search; then the
    victims on nodes the unit would not use are given back, and each of the last few taken too,
    most expensive first, if the unit still fits without it.
-5. The victims are evicted (whole gangs transition PREEMPTED, as with preemption, with a reason
-   naming the queue the room goes to) and the unit's minimum is nominated on the room.
+3. The victims are evicted (whole gangs transition PREEMPTED, as with preemption, with a reason
+   naming the queue the room goes to and the rule) and the unit's minimum is nominated on the
+   room.
 
-``EngineConfig.reclaim`` = "guarantee" replaces the thresholds of points 1 and 3 by what Kueue
-(reclaimWithinCohort) and KAI-Scheduler do, for trace replay to compare: the unit's queue may
-reclaim only if it stays within its guarantee once the unit's pending pods are placed, and a
-victim is eligible while its queue (below the common ancestor) still uses more than its
-guarantee before it is taken. "none" never reclaims.
+``EngineConfig.reclaim`` = "guarantee" keeps only the first rule, for trace replay to compare
+with what Kueue and KAI-Scheduler do; "none" never reclaims.
 """
 
 from __future__ import annotations
@@ -70,20 +78,24 @@ def reclaim(session: Session, unit: Unit) -> bool:
     queue = queue_order.unit_queue(ledger, unit)
     if mode == "none" or queue < 0 or _above_minimum(session, unit):
         return False
-    if mode == "guarantee":
-        pods = [pod for key in unit.gangs for pod in session.members.get(key, ())] or unit.pods
-        request = sum((session.state.vector(pod) for pod in pods if pod.pending), 0.0)
-        if np.any((ledger.usage[queue] + request > ledger.guarantee[queue] + 1e-9) & _declared(ledger)):
-            return False
-    elif ledger.ratios[queue] >= 1.0:
+    # Up to its guarantee a queue reclaims at once and from anyone over theirs (Kueue's and
+    # KAI's rule); beyond it, up to its fair share, only after the delay and from queues over
+    # their fair share.
+    guaranteed = _within_guarantee(session, queue, unit)
+    if mode == "guarantee" and not guaranteed:
         return False
+    rule = "guarantee" if guaranteed else "fair-share"
     need = _need(session, unit)
-    if mode != "guarantee" and ledger.ratio_after(queue, need) > 1.0 + 1e-9:
-        return False  # placed, it would be over its fair share: its victims would reclaim back
-    if any(np.all(failed <= need) for failed in ledger.reclaim_failed.get(queue, ())):
+    if rule == "fair-share":
+        if ledger.ratios[queue] >= 1.0 or session.now - unit.created < session.config.reclaim_delay_s:
+            return False
+        if ledger.ratio_after(queue, need) > 1.0 + 1e-9:
+            return False  # placed, it would be over its fair share: its victims would reclaim back
+    failed = ledger.reclaim_failed.setdefault((queue, rule), [])
+    if any(np.all(earlier <= need) for earlier in failed):
         return False
     tree = ledger.tree
-    if mode == "guarantee":
+    if rule == "guarantee":
         declared = _declared(ledger)
         over = {
             v
@@ -108,17 +120,27 @@ def reclaim(session: Session, unit: Unit) -> bool:
             if not gone(session, victim) and not own.intersection(victim.owners)
         ]
         bundles = _bundles(session, pool)
-        if mode == "guarantee":
+        if rule == "guarantee":
             eligible = _borrowing(session, queue, bundles)
         else:
             eligible = _eligible(session, queue, bundles, need)
         count = _shortest_prefix(session, unit, eligible) if eligible else None
         chosen = _minimal(session, unit, eligible[:count]) if count is not None else None
     if chosen is None:
-        ledger.reclaim_failed.setdefault(queue, []).append(need)
+        failed.append(need)
         return False
-    _commit(session, unit, queue, chosen)
+    _commit(session, unit, queue, chosen, rule)
     return True
+
+
+def _within_guarantee(session: Session, queue: int, unit: Unit) -> bool:
+    """Whether the queue stays within its guarantee once the unit's pending pods are placed, on
+    the resources the unit asks for that the queues account (``fairshare.measured``)."""
+    ledger = session.queues
+    pods = [pod for key in unit.gangs for pod in session.members.get(key, ())] or unit.pods
+    request = sum((session.state.vector(pod) for pod in pods if pod.pending), 0.0)
+    counted = ledger.measured & (np.asarray(request) > 0)
+    return not np.any((ledger.usage[queue] + request > ledger.guarantee[queue] + 1e-9) & counted)
 
 
 def _need(session: Session, unit: Unit) -> np.ndarray:
@@ -260,15 +282,16 @@ def _minimal(session: Session, unit: Unit, chosen: list[Bundle]) -> list[Bundle]
     return kept
 
 
-def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle]) -> None:
+def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle], rule: str) -> None:
     ledger = session.queues
     name = ledger.tree.names[queue]
     chosen = [bundle.victims[0] for bundle in bundles]
     request = sum((victim.rows.sum(axis=0) for victim in chosen), np.zeros(len(session.state.resources)))
     victim_queues = list(dict.fromkeys(bundle.queue for bundle in bundles))
-    text, details = queue_explain.reclaim_text(ledger, victim_queues, request)
+    basis = "guarantee" if rule == "guarantee" else "fair share"
+    text, details = queue_explain.reclaim_text(ledger, victim_queues, request, basis)
     by = ledger.tree.queues[queue].name
-    names = _evict(session, bundles, f"reclaimed by queue {name} (below its fair share) for {unit.key}", by)
+    names = _evict(session, bundles, f"reclaimed by queue {name} (below its {basis}) for {unit.key}", by)
     nominated = _nominate(session, unit, f"nominated: reclaim from {text}")
     session.done.add(unit.key)
     for key in unit.gangs or (unit.key,):

@@ -260,21 +260,6 @@ REFUSED = [
     (cluster_queue("v1beta2", cohort="c"), "spec.cohort", "calls it spec.cohortName"),
     (cluster_queue(unknownField=1), "spec.unknownField", "does not read this key"),
     (kueue("Cohort", {"parent": "p"}, "v1beta2"), "spec.parent", "calls it spec.parentName"),
-    (
-        kueue(
-            "Cohort",
-            {
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["cpu"],
-                        "flavors": [{"name": "f", "resources": [quota(borrowingLimit=2)]}],
-                    }
-                ]
-            },
-        ),
-        "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit",
-        "whole subtree",
-    ),
     (kueue("LocalQueue", {}, namespace="ns"), "spec.clusterQueue", "non-empty string"),
     (
         kueue("LocalQueue", {"clusterQueue": "cq", "stopPolicy": "Hold"}, namespace="ns"),

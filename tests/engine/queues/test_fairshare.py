@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 from scheduler_core.engine.fairshare import (
+    amounts,
     build_tree,
     divide,
     fair_shares,
+    guarantees,
     progressive_fill,
     ratios,
     reserves,
@@ -178,3 +180,48 @@ def test_docs_worked_example_with_a_guarantee_inside():
     assert got == pytest.approx([8, 7, 1, 4, 0])
     got = shares(tree, 12, [40, 20, 20, 2, 0]).ravel().tolist()
     assert got == pytest.approx([10, 5, 5, 2, 0])
+
+
+def test_an_inner_queue_is_guaranteed_at_least_what_its_children_are():
+    """A parent that declares less than its children are promised (or nothing, as a YuniKorn
+    parent may) is guaranteed their sum, bottom-up; one that declares more keeps its own."""
+    tree = build_tree(
+        [
+            Queue("org"),
+            Queue("a", "org", guarantee={"gpu": 10}),
+            Queue("b", "org", guarantee={"gpu": 10}),
+            Queue("ml", guarantee={"gpu": 30}),
+            Queue("c", "ml", guarantee={"gpu": 5}),
+            Queue("top"),
+            Queue("mid", "top", guarantee={"gpu": 4}),
+            Queue("leaf", "mid", guarantee={"gpu": 6}),
+        ]
+    )
+    declared = amounts(tree, ("gpu",), "guarantee", 0.0)
+    rolled = dict(zip([q.name for q in tree.queues], guarantees(tree, declared)[:, 0].tolist(), strict=True))
+    del rolled["default"]  # the implicit queue of work that names none
+    assert rolled == {"org": 20, "a": 10, "b": 10, "ml": 30, "c": 5, "top": 6, "mid": 6, "leaf": 6}
+
+
+def test_guarantees_hold_across_sibling_parents():
+    """kueue #7015: org (a, b: 10 each) and other (c: 10), none declaring a guarantee of its own,
+    all wanting the 30 GPUs: each leaf gets its 10. Split by weight at the top instead, c would
+    get 15 and a and b 7.5."""
+    tree = build_tree(
+        [
+            Queue("org"),
+            Queue("other"),
+            Queue("a", "org", guarantee={"gpu": 10}),
+            Queue("b", "org", guarantee={"gpu": 10}),
+            Queue("c", "other", guarantee={"gpu": 10}),
+        ]
+    )
+    declared = amounts(tree, ("gpu",), "guarantee", 0.0)
+    wants = {"org": 60.0, "other": 30.0, "a": 30.0, "b": 30.0, "c": 30.0}
+    demand = np.array([[wants.get(q.name, 0.0)] for q in tree.queues])
+    limit = np.full((tree.size, 1), INF)
+    share = fair_shares(tree, np.array([30.0]), demand, guarantees(tree, declared), limit)
+    got = {q.name: share[i, 0] for i, q in enumerate(tree.queues) if q.name in wants}
+    assert got == pytest.approx({"org": 20, "other": 10, "a": 10, "b": 10, "c": 10})
+    plain = fair_shares(tree, np.array([30.0]), demand, declared, limit)
+    assert plain[tree.index["c"], 0] == pytest.approx(15)  # what the declared guarantees alone give

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from scheduler_core.engine import Reason, TransitionKind, run_cycle
+from scheduler_core.engine import EngineConfig, Reason, TransitionKind, run_cycle
+from scheduler_core.engine.model import DEFAULT_RECLAIM_DELAY_S
 
 from ..world import NOW, gang, members, node, nodes, pod, snapshot
 from .qworld import GPU, amounts, cycles, queue, usage, with_queues
@@ -41,7 +42,8 @@ def test_reclaim_evicts_the_youngest_whole_gangs_it_needs_and_says_so():
     result = run_cycle(world, NOW)
     assert sorted(e.gang for e in result.evictions) == ["ns/a5", "ns/a6", "ns/a7"]
     evict = result.evictions[0]
-    assert evict.reason.startswith("reclaimed by queue b (below its fair share) for ns/b0: whole gang")
+    # b stays within its guarantee (4 GPUs) once placed: the guarantee rule, at once.
+    assert evict.reason.startswith("reclaimed by queue b (below its guarantee) for ns/b0: whole gang")
     assert {t.gang for t in result.transitions if t.kind == TransitionKind.PREEMPTED} == {
         "ns/a5",
         "ns/a6",
@@ -49,8 +51,8 @@ def test_reclaim_evicts_the_youngest_whole_gangs_it_needs_and_says_so():
     }
     why = result.explanations["ns/b0"]
     assert why.reason == Reason.WAITING_FOR_RECLAIM
-    assert why.message.startswith("waiting for reclaim from a (over its fair share by nvidia.com/gpu 3)")
-    assert why.details["from"] == [{"queue": "a", "resource": GPU, "over_by": 3}]
+    assert why.message.startswith("waiting for reclaim from a (over its guarantee by nvidia.com/gpu 4)")
+    assert why.details["from"] == [{"queue": "a", "resource": GPU, "over_by": 4}]
     assert len(result.reservations) == 3  # nominated on the room
 
 
@@ -163,11 +165,37 @@ def test_kai_reclaim_restores_the_fair_share_not_only_the_guarantee():
     assert usage(final, "b") == 4 and usage(final, "a") == 4
 
 
+def test_reclaim_beyond_the_guarantee_waits_for_the_delay():
+    """No guarantee for b, so reclaiming for it is the fair-share rule: a unit created less than
+    ``reclaim_delay_s`` ago waits for room (running work may end by itself); once it has waited
+    that long it reclaims. YuniKorn's ``preemption.delay`` works the same way."""
+    delay = EngineConfig().reclaim_delay_s
+    assert delay == DEFAULT_RECLAIM_DELAY_S == 120.0
+
+    def world(created: float):
+        a, pa = filled("a", 8)
+        b = gang("ns/b0", 2, queue="b", created=created)
+        return with_queues(
+            snapshot(nodes(2, cpu=32, memory=64, gpu=4), [*pa, *members("ns/b0", 2, gpu=1)], [*a, b]),
+            queue("a"),
+            queue("b"),
+        )
+
+    early = run_cycle(world(NOW - delay + 1), NOW)
+    assert early.evictions == [] and early.explanations["ns/b0"].reason != Reason.WAITING_FOR_RECLAIM
+    due = run_cycle(world(NOW - delay), NOW)
+    assert sorted(e.gang for e in due.evictions) == ["ns/a6", "ns/a7"]
+    assert due.evictions[0].reason.startswith("reclaimed by queue b (below its fair share) for ns/b0")
+    assert due.explanations["ns/b0"].message.startswith("waiting for reclaim from a (over its fair share by")
+    none = run_cycle(world(NOW - delay), NOW, EngineConfig(reclaim="guarantee"))
+    assert none.evictions == []  # guarantee-only reclaim never takes b beyond its guarantee, 0
+
+
 def test_gpus_as_words():
     """The amount a victim queue is over by is written as Kubernetes writes it."""
     world = world_full_of_a(1, 3)
     text = run_cycle(world, NOW).explanations["ns/b0"].message
-    assert "nvidia.com/gpu 3" in text
+    assert "nvidia.com/gpu 4" in text
     assert usage(world, "a") == 8
 
 
