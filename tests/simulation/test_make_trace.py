@@ -1,7 +1,6 @@
 """bench/make_trace.py: the documented distributions, the load it aims at, the same file per seed."""
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,6 @@ from scheduler_core.simulation.traces import GPU
 
 from .helpers import bench_module, csv_text
 
-ROOT = Path(__file__).resolve().parents[2]
 TIRESIAS = REPOSITORY_TRACES / "tiresias-60-jobs.csv"
 
 
