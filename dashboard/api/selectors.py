@@ -15,6 +15,7 @@ from django.http import Http404
 
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.topology_reads import domains_by_node, level_keys, topologies
 
 from .permissions import sees_all_gangs
 
@@ -64,6 +65,9 @@ def node_usage() -> list[dict]:
     for node, requests in bound.values_list("node", "requests"):
         used[node].update(requests or {})
         pods[node] += 1
+    nodes = list(Node.objects.order_by("name"))
+    # Issue 20: each node's domain at every level of every topology (one query for the levels).
+    domains = domains_by_node(nodes, level_keys(topologies()))
     return [
         {
             "name": node.name,
@@ -74,11 +78,12 @@ def node_usage() -> list[dict]:
             "external": dict(node.external_usage or {}),
             "pods": pods.get(node.name, 0),
             "labels": node.labels,
+            "domains": domains[node.name],
             "taints": node.taints,
             "unschedulable": node.unschedulable,
             "ready": node.ready,
         }
-        for node in Node.objects.order_by("name")
+        for node in nodes
     ]
 
 
