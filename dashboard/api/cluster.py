@@ -72,7 +72,7 @@ class NodeListApi(APIView):
         responses={200: NodeOutput(many=True)},
     )
     def get(self, request: Request) -> Response:
-        return Response(self.NodeOutput(selectors.node_usage(), many=True).data)
+        return Response(self.NodeOutput(selectors.node_usage(domains=True), many=True).data)
 
 
 class ClusterApi(APIView):

@@ -26,6 +26,11 @@ def node_list(request):
     page = Paginator(topology["rows"], PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"page": page, "nodes": page.object_list, "topology": topology, "query": query.urlencode()}
+    context = {
+        "page": page,
+        "nodes": selectors.with_bars(page.object_list),
+        "topology": topology,
+        "query": query.urlencode(),
+    }
     # A bad filter is the user's mistake, said on the page (naming the parameter), not a 500.
     return render(request, "dashboard/nodes.html", context, status=400 if topology["error"] else 200)

@@ -62,7 +62,8 @@ def test_the_heat_map_sums_free_and_used_gpus_per_block_and_rack(as_olga):
 
     assert set(found) == {(BLOCK, "b0"), (BLOCK, "b1"), *((RACK, f"r{r}") for r in range(4))}  # no host map
     assert found[(RACK, "r0")] | {"aria": ""} == {
-        "level": RACK, "domain": "r0", "capacity": "16", "used": "12", "free": "4", "nodes": "2", "aria": "",
+        "level": RACK, "domain": "r0", "capacity": "16", "used": "12", "free": "4", "nodes": "2", "pct": "75",
+        "aria": "",
     }  # fmt: skip
     assert found[(RACK, "r0")]["aria"] == "rack r0: 4 free, 12 used of 16 GPUs, 2 nodes"
     assert (found[(BLOCK, "b1")]["used"], found[(BLOCK, "b1")]["free"]) == ("6", "18")  # r3-n1 cordoned
@@ -166,3 +167,41 @@ def test_the_gang_page_shows_each_members_domains_and_the_constraint(as_olga):
     assert domains == ["b0", "r0", "r0-n0", "b0", "r1", "r1-n1", "—", "—", "—"]
     assert f'data-required="{BLOCK}" data-preferred="{RACK}"' in html
     assert "1 block, 2 racks, 2 hostnames" in html
+
+
+def test_a_domain_name_is_escaped_in_the_heat_map(as_olga):
+    for i in range(2):
+        Node.objects.create(name=f"n{i}", allocatable={"cpu": 1000}, labels={RACK: 'r"><script>x</script>'})
+    Topology.objects.create(name="dc", levels=[RACK])
+
+    html = as_olga.get("/nodes/").content.decode()
+
+    assert "<script>x" not in html and "&lt;script&gt;x" in html
+    assert "?level=topology.gangsched.io%2Frack&amp;domain=r%22%3E%3Cscript%3Ex%3C%2Fscript%3E" in html
+
+
+def test_a_crowded_level_is_drawn_inside_the_picked_wider_domain(as_olga, settings):
+    """70 racks of two nodes, 10 to a block: the racks are too many to draw (MAX_CELLS 64), so the
+    map shows those of the block picked, or the siblings of the rack picked, else says to pick."""
+    Node.objects.bulk_create(
+        Node(name=f"n{i:03d}", allocatable={"cpu": 1000, "nvidia.com/gpu": 1},
+             labels={BLOCK: f"b{i // 20}", RACK: f"r{i // 2:02d}"})
+        for i in range(140)
+    )  # fmt: skip
+    Topology.objects.create(name="dc", levels=[BLOCK, RACK])
+
+    def drawn(params):
+        found = cells(as_olga.get("/nodes/", params).content.decode())
+        return sorted(domain for level, domain in found if level == RACK), len(
+            [1 for level, _ in found if level == BLOCK]
+        )
+
+    unpicked = as_olga.get("/nodes/").content.decode()
+    assert drawn({}) == ([], 7)
+    assert "70 rack domains: pick a block above to see its own" in unpicked
+    assert drawn({"level": BLOCK, "domain": "b3"}) == ([f"r{i}" for i in range(30, 40)], 7)
+    assert drawn({"level": RACK, "domain": "r42"}) == ([f"r{i}" for i in range(40, 50)], 7)
+    assert (
+        "70 rack domains: those of block b4 shown"
+        in as_olga.get("/nodes/", {"level": RACK, "domain": "r42"}).content.decode()
+    )
