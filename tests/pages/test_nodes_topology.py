@@ -205,3 +205,33 @@ def test_a_crowded_level_is_drawn_inside_the_picked_wider_domain(as_olga, settin
         "70 rack domains: those of block b4 shown"
         in as_olga.get("/nodes/", {"level": RACK, "domain": "r42"}).content.decode()
     )
+
+
+def test_the_filter_survives_paging(as_olga):
+    Node.objects.bulk_create(
+        Node(name=f"n{i:03d}", allocatable={"cpu": 1000}, labels={RACK: "big" if i < 150 else "small"})
+        for i in range(160)
+    )
+    Topology.objects.create(name="dc", levels=[RACK])
+
+    first = as_olga.get("/nodes/", {"level": RACK, "domain": "big"}).content.decode()
+    second = as_olga.get("/nodes/", {"level": RACK, "domain": "big", "page": 2}).content.decode()
+
+    assert "level=topology.gangsched.io%2Frack&amp;domain=big&amp;page=2" in first
+    assert len(node_rows(first)) == 100 and node_rows(second) == [f"n{i:03d}" for i in range(100, 150)]
+
+
+def test_the_demo_fleet_shows_its_racks_and_blocks(as_olga):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    call_command("seed_cluster", stdout=StringIO())
+
+    found = cells(as_olga.get("/nodes/").content.decode())
+
+    assert sorted(domain for level, domain in found if level == BLOCK) == [
+        "cpu-block-01", "cpu-block-02", "gpu-block-01",
+    ]  # fmt: skip
+    assert found[(RACK, "gpu-rack-01")]["aria"] == "rack gpu-rack-01: 32 free, 0 used of 32 GPUs, 4 nodes"
+    assert found[(RACK, "cpu-rack-01")]["aria"] == "rack cpu-rack-01: no GPUs, 4 nodes"
