@@ -1,7 +1,7 @@
 """Benchmark of the dashboard pages: server-side render time and query count at 10,000 gangs.
 
     python bench/pages.py [--gangs 10000] [--members 10] [--nodes 500] [--repeat 20]
-                          [--out bench/results/pages.json] [--keep-db]
+                          [--out bench/results/pages.json] [--keep-db] [--topology] [--only TEXT]
 
 What runs (nothing asserts; the script prints a table and writes JSON):
 
@@ -17,6 +17,10 @@ What runs (nothing asserts; the script prints a table and writes JSON):
 * each page rendered ``--repeat`` times with Django's test client, logged in as an operator
   (sees every gang), after one warm-up render: wall time per render (p50, p95, max, ms) and the
   number of SQL queries. A few pages are also rendered as a submitter (sees her own gangs).
+* ``--topology`` (issue 20): the nodes get block and rack labels (8 nodes a rack, 64 a block,
+  ``topology.gangsched.io/block``, ``/rack``, ``kubernetes.io/hostname``) and a Topology of those
+  three levels, so the Nodes page draws its heat map; one rack's filtered Nodes page is rendered
+  too. ``--only TEXT`` renders only the pages whose URL contains TEXT (``--only /nodes/``).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 GI = 2**30
 SUBMITTERS = [f"user{i:02d}" for i in range(20)]
 BUDGET_MS = 300
+TOPOLOGY = ("topology.gangsched.io/block", "topology.gangsched.io/rack", "kubernetes.io/hostname")
 
 
 def parse_args() -> argparse.Namespace:
@@ -52,6 +57,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "pages.json"))
     parser.add_argument("--keep-db", action="store_true", help="do not drop the bench database")
+    parser.add_argument("--topology", action="store_true", help="label racks and blocks; a Topology")
+    parser.add_argument("--only", default="", help="render only the pages whose URL contains this")
     return parser.parse_args()
 
 
@@ -113,7 +120,14 @@ def populate(args: argparse.Namespace) -> dict:
                 name=f"{'gpu' if gpu else 'cpu'}-{i:04d}", allocatable=allocatable, unschedulable=i % 97 == 0
             )
         )
+        if args.topology:
+            nodes[-1].labels = {TOPOLOGY[0]: f"block-{i // 64:03d}", TOPOLOGY[1]: f"rack-{i // 8:04d}",
+                                TOPOLOGY[2]: nodes[-1].name}  # fmt: skip
     Node.objects.bulk_create(nodes, batch_size=2000)
+    if args.topology:
+        from scheduler_core.models import Topology
+
+        Topology.objects.create(name="bench", levels=list(TOPOLOGY))
     names = [n.name for n in nodes]
 
     groups = GangGroup.objects.bulk_create(
@@ -288,6 +302,9 @@ def main() -> None:
             ("submitter", as_submitter, "/gangs/"),
             ("submitter", as_submitter, "/timed-out/"),
         ]
+        if args.topology:
+            pages.insert(8, ("operator", as_operator, f"/nodes/?level={TOPOLOGY[1]}&domain=rack-0001"))
+        pages = [page for page in pages if args.only in page[2]]
         results = []
         print(f"{'as':10} {'page':58} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'queries':>8}")
         for who, client, url in pages:
@@ -301,6 +318,7 @@ def main() -> None:
             "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                         "platform": platform.platform()},
             "gangs": args.gangs, "members": world["members"], "events": world["events"], "nodes": args.nodes,
+            "topology": args.topology,
             "repeat": args.repeat, "budget_ms": BUDGET_MS, "populate_s": round(populate_s, 1),
             "pages": results,
             "all_under_budget": all(r["p95_ms"] < BUDGET_MS for r in results),

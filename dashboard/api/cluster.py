@@ -57,6 +57,11 @@ class NodeListApi(APIView):
         )
         pods = serializers.IntegerField()
         labels = serializers.DictField(child=serializers.CharField())
+        domains = serializers.DictField(
+            child=serializers.CharField(allow_null=True),
+            help_text="Per level (node-label key) of every topology, the node's domain there; "
+            "null: in no domain of that level. Empty without a topology.",
+        )
         taints = serializers.ListField(child=serializers.DictField())
         unschedulable = serializers.BooleanField(help_text="Cordoned.")
         ready = serializers.BooleanField()
@@ -67,7 +72,7 @@ class NodeListApi(APIView):
         responses={200: NodeOutput(many=True)},
     )
     def get(self, request: Request) -> Response:
-        return Response(self.NodeOutput(selectors.node_usage(), many=True).data)
+        return Response(self.NodeOutput(selectors.node_usage(domains=True), many=True).data)
 
 
 class ClusterApi(APIView):

@@ -17,6 +17,7 @@ from scheduler_core.services.groups import gang_group_join
 from scheduler_core.services.operator import gang_kill, gang_retry
 from scheduler_core.services.submit import gang_submit
 from scheduler_core.services.tenancy import Actor
+from scheduler_core.topology_reads import gang_topology
 
 from . import selectors
 from .exceptions import ERRORS
@@ -259,11 +260,30 @@ class GangDetailApi(APIView):
                 "terminating": serializers.BooleanField(),
                 "startedAt": serializers.DateTimeField(source="started_at", allow_null=True),
                 "finishedAt": serializers.DateTimeField(source="finished_at", allow_null=True),
+                "domains": serializers.DictField(
+                    child=serializers.CharField(allow_null=True),
+                    help_text="Where it is bound: per topology level, its node's domain (null: none).",
+                ),
             },
             many=True,
             source="members_sorted",
         )
         history = EventOutput(many=True, help_text=f"The latest {HISTORY_LIMIT} events, oldest first.")
+        topology = inline_serializer(
+            "GangTopology",
+            {
+                "required": serializers.CharField(
+                    allow_null=True, help_text="Level: all members in one domain."
+                ),
+                "preferred": serializers.CharField(
+                    allow_null=True, help_text="Level: preferably one domain."
+                ),
+                "topology": serializers.CharField(allow_null=True, help_text="The Topology named, if any."),
+                "spans": serializers.DictField(
+                    child=serializers.IntegerField(), help_text="Per level: domains the bound members span."
+                ),
+            },
+        )
 
     @extend_schema(
         operation_id="gangs_detail",
@@ -274,7 +294,11 @@ class GangDetailApi(APIView):
         gang = selectors.gang_get(user=request.user, namespace=namespace, name=name)
         gang.progress = shared.gang_progress(gang)
         gang.groupProgress = shared.gang_group_progress(gang)
-        gang.members_sorted = shared.gang_members(gang)
+        gang.members_sorted = list(shared.gang_members(gang))
+        topology = gang_topology(gang, gang.members_sorted)
+        for member, domains in zip(gang.members_sorted, topology["domains"], strict=True):
+            member.domains = domains
+        gang.topology = {**topology["constraint"], "spans": topology["spans"]}
         gang.explanation = (
             {"reason": gang.reason, "message": gang.message, "details": gang.details} if gang.reason else None
         )

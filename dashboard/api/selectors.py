@@ -15,6 +15,7 @@ from django.http import Http404
 
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.topology_reads import domains_by_node, level_keys, topologies
 
 from .permissions import sees_all_gangs
 
@@ -50,8 +51,10 @@ def event_visible(*, user) -> QuerySet[GangEvent]:
     return events.filter(gang__submitter=user.get_username())
 
 
-def node_usage() -> list[dict]:
-    """Every node with what its bound active pods request (``used``) and how many there are.
+def node_usage(*, domains: bool = False) -> list[dict]:
+    """Every node with what its bound active pods request (``used``) and how many there are;
+    with ``domains``, its domain at each level of every topology (the node list shows them, the
+    cluster summary has no use for them).
 
     On a real cluster ``used`` also counts what other schedulers' pods request there
     (``external``, kept by the Kubernetes backend's watch): that room is taken too.
@@ -64,6 +67,9 @@ def node_usage() -> list[dict]:
     for node, requests in bound.values_list("node", "requests"):
         used[node].update(requests or {})
         pods[node] += 1
+    nodes = list(Node.objects.order_by("name"))
+    # Issue 20: each node's domain at every level of every topology (one query for the levels).
+    where = domains_by_node(nodes, level_keys(topologies())) if domains else {}
     return [
         {
             "name": node.name,
@@ -74,11 +80,12 @@ def node_usage() -> list[dict]:
             "external": dict(node.external_usage or {}),
             "pods": pods.get(node.name, 0),
             "labels": node.labels,
+            **({"domains": where[node.name]} if domains else {}),
             "taints": node.taints,
             "unschedulable": node.unschedulable,
             "ready": node.ready,
         }
-        for node in Node.objects.order_by("name")
+        for node in nodes
     ]
 
 

@@ -14,6 +14,7 @@ from scheduler_core import selectors as shared
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.services.queues import queue_for_gang
+from scheduler_core.topology_reads import gang_topology
 
 from .access import KILL, RETRY, _get_gang_for_user, can_act
 from .selectors import progress_for
@@ -105,13 +106,18 @@ def gang_detail(request, namespace: str, name: str):
     gang = _get_gang_for_user(request.user, namespace, name)
     progress_for([gang])
     history = list(reversed(event_visible(user=request.user).filter(gang=gang)[:HISTORY_LIMIT]))
+    members = list(shared.gang_members(gang))
+    topology = gang_topology(gang, members)
+    for member, domains in zip(members, topology["domains"], strict=True):
+        member.domain_list = list(domains.values())
     return render(
         request,
         "dashboard/gang_detail.html",
         {
             "gang": gang,
             "state": shared.gang_state(gang),
-            "members": shared.gang_members(gang),
+            "members": members,
+            "topology": topology,
             "rank": shared.gang_queue_rank(gang),
             # A Kueue LocalQueue's name stands for its ClusterQueue: link the queue it is charged to.
             "queue": queue_for_gang(gang.namespace, gang.queue),

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from scheduler_core.engine import run_cycle
-from scheduler_core.models import Gang, Member, Node
+from scheduler_core.models import Gang, Member, Node, Topology
 from scheduler_core.snapshot import build_snapshot
 
 pytestmark = pytest.mark.django_db
@@ -25,10 +25,35 @@ def test_seeding_builds_three_cpu_nodes_per_tainted_gpu_node():
     gpu = Node.objects.get(name="gpu-01")
     cpu = Node.objects.filter(name__startswith="cpu-")
     assert cpu.count() == 12
-    assert all(node.labels == {"node-pool": "cpu"} and node.taints == [] for node in cpu)
+    assert all(node.labels["node-pool"] == "cpu" and node.taints == [] for node in cpu)
     assert gpu.allocatable["nvidia.com/gpu"] == 8
-    assert gpu.labels == {"node-pool": "gpu", "gpu-model": "a100"}
+    assert {k: v for k, v in gpu.labels.items() if "/" not in k} == {"node-pool": "gpu", "gpu-model": "a100"}
     assert gpu.taints == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+
+
+def test_the_demo_fleet_has_racks_of_four_two_to_a_block_and_the_demo_topology():
+    """The rule docs/simulated-cluster.md states (issue 20), per pool, by the node's number."""
+    assert "topology demo: block > rack > host" in run("seed_cluster")
+
+    where = {
+        node.name: (node.labels["topology.gangsched.io/block"], node.labels["topology.gangsched.io/rack"])
+        for node in Node.objects.all()
+    }
+    assert where["cpu-01"] == where["cpu-04"] == ("cpu-block-01", "cpu-rack-01")
+    assert where["cpu-05"] == ("cpu-block-01", "cpu-rack-02")
+    assert where["cpu-09"] == where["cpu-12"] == ("cpu-block-02", "cpu-rack-03")
+    assert {where[f"gpu-0{i}"] for i in range(1, 5)} == {("gpu-block-01", "gpu-rack-01")}
+    assert Node.objects.get(name="gpu-02").labels["kubernetes.io/hostname"] == "gpu-02"
+    demo = Topology.objects.get(name="demo")
+    assert demo.levels == [
+        "topology.gangsched.io/block",
+        "topology.gangsched.io/rack",
+        "kubernetes.io/hostname",
+    ]
+    Topology.objects.filter(name="demo").update(levels=["topology.gangsched.io/rack"])
+    assert "topology" not in run("seed_cluster", "--nodes", "20")  # an existing one is left alone
+    assert Node.objects.get(name="gpu-05").labels["topology.gangsched.io/rack"] == "gpu-rack-02"
+    assert Topology.objects.get(name="demo").levels == ["topology.gangsched.io/rack"]
 
 
 def test_seeding_again_adds_only_missing_nodes_and_if_empty_adds_none():

@@ -5,8 +5,9 @@
     manage.py describe queue NAME [-o json]
 
 State, what was declared (min member, mode, style, timeout), the gang group and each of its
-gangs' progress, the members with their node and phase, the engine's latest explanation and
-the last history events. An application (YuniKorn's applicationId) is shown as its gangs, each
+gangs' progress, the members with their node and phase (and, with a topology, the domain of each
+level their node is in, the gang's topology constraint and how many domains it spans), the
+engine's latest explanation and the last history events. An application (YuniKorn's applicationId) is shown as its gangs, each
 described so. A queue (cluster-scoped: NAME alone) shows its amounts, live figures, children,
 LocalQueues, who may submit to it and its active gangs (``_queues.py``).
 """
@@ -29,9 +30,12 @@ from scheduler_core.selectors import (
     gang_progress,
     gang_state,
 )
+from scheduler_core.topology_reads import gang_topology
 
 
 def gang_detail(gang: Gang) -> dict:
+    members = list(gang_members(gang))
+    topology = gang_topology(gang, members)
     return {
         "namespace": gang.namespace,
         "name": gang.name,
@@ -60,9 +64,12 @@ def gang_detail(gang: Gang) -> dict:
                 "node": m.node,
                 "reserved_node": m.reserved_node,
                 "requests": quantities(m.requests or {}),
+                "domains": domains,
             }
-            for m in gang_members(gang)
+            for m, domains in zip(members, topology["domains"], strict=True)
         ],
+        # Issue 20: the gang's constraint and, per level of every topology, the domains it spans.
+        "topology": {"constraint": topology["constraint"], "spans": topology["spans"]},
         "explanation": {"reason": gang.reason, "message": gang.message, "details": gang.details}
         if gang.reason
         else None,
@@ -79,6 +86,30 @@ def _seconds(value: float | None) -> str:
 def _resource_list(quantities: dict[str, str]) -> str:
     """``cpu 16, memory 128Gi``: requests as the pages show them."""
     return ", ".join(f"{name} {text}" for name, text in quantities.items())
+
+
+def _level(key: str) -> str:
+    """``topology.gangsched.io/rack`` is ``rack``, as the pages show it."""
+    return key.rsplit("/", 1)[-1]
+
+
+def _domain_list(domains: dict[str, str | None]) -> str:
+    """``block=b0 rack=r3``: where a member landed, at each level it is in a domain of."""
+    return " ".join(f"{_level(key)}={domain}" for key, domain in domains.items() if domain is not None)
+
+
+def _topology_lines(topology: dict) -> list[str]:
+    c = topology["constraint"]
+    if not (c["required"] or c["preferred"] or topology["spans"]):
+        return []
+    wanted = [f"required {c['required']}"] if c["required"] else []
+    wanted += [f"preferred {c['preferred']}"] if c["preferred"] else []
+    named = f" (topology {c['topology']})" if c["topology"] else ""
+    lines = [f"Topology:       {', '.join(wanted) or '<none>'}{named}"]
+    if topology["spans"]:
+        spans = ", ".join(f"{n} {_level(key)}" for key, n in topology["spans"].items())
+        lines.append(f"Spans:          {spans} (bound members)")
+    return lines
 
 
 def gang_text(d: dict) -> str:
@@ -105,10 +136,13 @@ def gang_text(d: dict) -> str:
         lines.append(f"Gang group:     {d['group']['key']}")
         for g in d["group"]["gangs"]:
             lines.append(f"  {g['key']:<40} {g['state']:<13} {g['bound']}/{g['min_member'] or '?'} bound")
+    lines.extend(_topology_lines(d["topology"]))
     lines.append("Members:")
     for m in d["members"] or [{"name": "<none>", "phase": "", "node": None, "requests": {}}]:
         node = m["node"] or "<pending>" if m["phase"] else ""
         line = f"  {m['name']:<40} {m['phase']:<10} {node:<20} {_resource_list(m['requests'])}"
+        if m["node"] and any(m.get("domains", {}).values()):
+            line = f"{line.rstrip()}  [{_domain_list(m['domains'])}]"
         lines.append(line.rstrip())
     explanation = d["explanation"]
     lines.append(
