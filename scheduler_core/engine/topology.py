@@ -248,7 +248,8 @@ def place(
             if len(pods) - len(left) >= room.minimum or trial.cut is not cut:
                 return left, None  # placed, or held back by its queue: no other domain helps
             trial.undo_since(mark)
-    return _best_effort(session, trial, gang, pods, room, levels[plan.required], pin)
+    required = levels[plan.required]
+    return _best_effort(session, trial, gang, pods, room, required, anchored(required, anchor), pin)
 
 
 def room_for(session: Session, available: np.ndarray, gang: Gang, pods: list[Pod], pin=None) -> Room:
@@ -337,16 +338,27 @@ def _fewest_below(
 
 
 def _best_effort(
-    session: Session, trial: Trial, gang: Gang, pods: list[Pod], room: Room, level: Level, pin
+    session: Session,
+    trial: Trial,
+    gang: Gang,
+    pods: list[Pod],
+    room: Room,
+    level: Level,
+    allowed: int,
+    pin,
 ) -> tuple[list[Pod], Miss]:
-    """No domain of the required level holds the gang: place what the best one takes (NonStrict
-    gangs keep it as a reservation) and say what it had."""
+    """No domain of the required level holds the gang: place what the best one takes (the
+    one its placed members are in, if any; NonStrict gangs keep it as a reservation) and say
+    what it had."""
     copies = room.copies(level)
     takes = np.minimum(copies, room.needs[:, None])
     placeable = takes.sum(axis=0)
     requests = np.array([request[room.dominant] for request, _ in room.groups], dtype=np.int64)
     amount = (takes * requests[:, None]).sum(axis=0)
-    best = int(np.argmax(amount)) if level.count and placeable.max() > 0 else -1
+    if allowed >= 0:
+        best = allowed if placeable[allowed] > 0 else -1
+    else:
+        best = int(np.argmax(amount)) if level.count and placeable.max() > 0 else -1
     per_member = np.repeat(requests, room.needs)
     demand = int(np.sort(per_member)[: room.minimum].sum())
     left = pods
