@@ -215,3 +215,10 @@ def test_a_spread_gang_spreads_inside_its_rack():
     placed = {b.node for b in run_cycle(snap, NOW).binds}
     # r1 is the best fit (the smaller rack); spread, the two members take its two nodes.
     assert placed == {"r1-h0", "r1-h1"}
+
+
+def test_with_topology_off_an_unknown_level_is_ignored_too():
+    nodes = fleet("b0:r0=2")
+    snap = world(nodes, members("t/a", 1, gpu=8), [gang("t/a", 1, topology=required("example.com/pod"))])
+    result = run_cycle(snap, NOW, EngineConfig(topology=False))
+    assert bound_of(result, "t/a") == ["t/a-0"]
