@@ -42,29 +42,18 @@ with what Kueue and KAI-Scheduler do; "none" never reclaims.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 import numpy as np
 
 from .. import explain, queue_explain, queue_order
 from ..decisions import Evict, Explanation, Reason, Transition, TransitionKind
-from ..gang import attempt, fits
 from ..queue import Unit
 from ..session import Session
+from . import domain_victims
 from .preempt import _above_minimum, _nominate
-from .victims import Victim, fewest, gone, of_queues
-
-
-@dataclass(eq=False)
-class Bundle:
-    """Victims taken together (``_bundles``), with their pods' nodes and rows in one array."""
-
-    victims: list[Victim]
-    queue: int
-    nodes: np.ndarray
-    rows: np.ndarray
-    amount: np.ndarray  # what its queue gets back
+from .reclaim_bundles import Bundle, bundles_of, fewest_bundles, lift
+from .victims import Victim, gone, of_queues
 
 
 def reclaim(session: Session, unit: Unit) -> bool:
@@ -119,13 +108,13 @@ def reclaim(session: Session, unit: Unit) -> bool:
             for victim in of_queues(session, over)
             if not gone(session, victim) and not own.intersection(victim.owners)
         ]
-        bundles = _bundles(session, pool)
-        if rule == "guarantee":
-            eligible = _borrowing(session, queue, bundles)
-        else:
-            eligible = _eligible(session, queue, bundles, need)
-        count = _shortest_prefix(session, unit, eligible) if eligible else None
-        chosen = _minimal(session, unit, eligible[:count]) if count is not None else None
+        chosen = domain_victims.search(
+            session,
+            unit,
+            pool,
+            lambda victims: _choose(session, unit, queue, victims, need, rule),
+            lambda victims: _choose(session, unit, queue, victims, need, rule, minimal=False),
+        )
     if chosen is None:
         failed.append(need)
         return False
@@ -143,31 +132,27 @@ def _within_guarantee(session: Session, queue: int, unit: Unit) -> bool:
     return not np.any((ledger.usage[queue] + request > ledger.guarantee[queue] + 1e-9) & counted)
 
 
+def _choose(
+    session: Session,
+    unit: Unit,
+    queue: int,
+    pool: list[Victim],
+    need: np.ndarray,
+    rule: str,
+    minimal: bool = True,
+) -> list | None:
+    """The fewest bundles of ``pool`` eligible under ``rule`` that let the unit fit (``_fewest``)."""
+    bundles = bundles_of(session, pool)
+    if rule == "guarantee":
+        return fewest_bundles(session, unit, _borrowing(session, queue, bundles), minimal)
+    return fewest_bundles(session, unit, _eligible(session, queue, bundles, need), minimal)
+
+
 def _need(session: Session, unit: Unit) -> np.ndarray:
     """What the unit's waiting pods request in all."""
     state = session.state
     pods = list(unit.pods) + [pod for key in unit.gangs for pod in session.waiting(key)]
     return sum((state.vector(pod) for pod in pods), np.zeros(len(state.resources), np.int64)).astype(float)
-
-
-def _bundles(session: Session, pool: list[Victim]) -> Iterator[Bundle]:
-    """What is taken together: an elastic member alone, a whole gang with its elastic members
-    (those not taken before it: a victim gang keeps >= min_member running or loses them all)."""
-    spare: dict[int, list[Victim]] = {}
-    for victim in pool:
-        if victim.elastic_of is not None and victim.whole is not None:
-            spare.setdefault(id(victim.whole), []).append(victim)
-    seen: set[int] = set()
-    for victim in pool:
-        group = [victim] if victim.elastic_of is not None else [victim, *spare.get(id(victim), ())]
-        group = [v for v in group if id(v) not in seen]
-        if not group:
-            continue
-        seen.update(id(v) for v in group)
-        rows = np.concatenate([v.rows for v in group]) if len(group) > 1 else group[0].rows
-        nodes = np.concatenate([v.nodes for v in group]) if len(group) > 1 else group[0].nodes
-        queue = session.queues.queue_of(group[0].pods[0])
-        yield Bundle(group, queue, nodes, rows, rows.sum(axis=0).astype(float))
 
 
 def _eligible(session: Session, queue: int, pool: Iterable[Bundle], need: np.ndarray) -> list[Bundle]:
@@ -216,72 +201,6 @@ def _declared(ledger) -> np.ndarray:
     return ledger.guarantee.max(axis=0) > 0
 
 
-def _lift(session: Session, bundles: list[Bundle], sign: int) -> None:
-    """Take the bundles off the nodes and their queues (sign -1), or put them back (+1)."""
-    if not bundles:
-        return
-    nodes = np.concatenate([b.nodes for b in bundles])
-    rows = np.concatenate([b.rows for b in bundles])
-    (np.add if sign > 0 else np.subtract).at(session.state.used, nodes, rows)
-    by_queue: dict[int, np.ndarray] = {}
-    for b in bundles:
-        by_queue[b.queue] = by_queue.get(b.queue, 0.0) + b.amount
-    for q, amount in by_queue.items():
-        session.queues.charge(q, sign * amount)
-
-
-def _shortest_prefix(session: Session, unit: Unit, bundles: list[Bundle]) -> int | None:
-    """The fewest bundles, in order, whose eviction lets the unit fit; None if all do not."""
-    state, ledger = session.state, session.queues
-    saved_used, saved_ledger = state.used.copy(), ledger.save()
-
-    def fits_after(count: int) -> bool:
-        state.used[:] = saved_used
-        ledger.restore(saved_ledger)
-        _lift(session, bundles[:count], -1)
-        return fits(session, unit)
-
-    try:
-        return fewest(len(bundles), fits_after)
-    finally:
-        state.used[:] = saved_used
-        ledger.restore(saved_ledger)
-
-
-#: How many of the chosen bundles, the last taken first, are each tried for giving back.
-GIVE_BACK_TRIES = 16
-
-
-def _minimal(session: Session, unit: Unit, chosen: list[Bundle]) -> list[Bundle]:
-    """Give back what the unit does not need: at once the bundles with no pod on a node the
-    unit would land on (if it still fits), then each of the last ``GIVE_BACK_TRIES`` taken, most
-    expensive first, if the unit still fits without it."""
-    _lift(session, chosen, -1)
-    trial = attempt(session, unit, explain=False).trial
-    landing = np.zeros(session.state.alloc.shape[0], dtype=bool)
-    for placed in trial.placed:
-        landing[placed.nodes] = True
-    trial.discard()
-    idle = [b for b in chosen if not landing[b.nodes].any()]
-    kept = list(chosen)
-    if idle and len(idle) < len(chosen):
-        _lift(session, idle, +1)
-        if fits(session, unit):
-            kept = [b for b in chosen if landing[b.nodes].any()]
-        else:
-            _lift(session, idle, -1)
-    for bundle in list(reversed(kept))[:GIVE_BACK_TRIES]:
-        if len(kept) == 1:
-            break
-        _lift(session, [bundle], +1)
-        if fits(session, unit):
-            kept.remove(bundle)
-        else:
-            _lift(session, [bundle], -1)
-    _lift(session, kept, +1)
-    return kept
-
-
 def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle], rule: str) -> None:
     ledger = session.queues
     name = ledger.tree.names[queue]
@@ -310,7 +229,7 @@ def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle], rul
 
 def _evict(session: Session, bundles: list[Bundle], why: str, reclaimed_by: str | None = None) -> str:
     """Evict the bundles (off the nodes and their queues), as preemption does; their names."""
-    _lift(session, bundles, -1)
+    lift(session, bundles, -1)
     chosen = [bundle.victims[0] for bundle in bundles]
     for bundle in bundles:
         for victim in bundle.victims:
@@ -356,11 +275,15 @@ def within_max(session: Session, unit: Unit) -> bool:
         and not gone(session, victim)
         and not own.intersection(victim.owners)
     ]
-    bundles = list(_bundles(session, pool))
-    count = _shortest_prefix(session, unit, bundles) if bundles else None
-    if count is None:
+    chosen = domain_victims.search(
+        session,
+        unit,
+        pool,
+        lambda victims: fewest_bundles(session, unit, list(bundles_of(session, victims))),
+        lambda victims: fewest_bundles(session, unit, list(bundles_of(session, victims)), minimal=False),
+    )
+    if chosen is None:
         return False
-    chosen = _minimal(session, unit, bundles[:count])
     name = ledger.tree.names[queue]
     preemptor = f"preempted by {unit.key} (priority {unit.priority}) within queue {name}, at its max"
     names = _evict(session, chosen, preemptor)
