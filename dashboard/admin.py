@@ -2,7 +2,7 @@
 
 History models (SchedulingCycle, GangEvent, BindJournal, QueueSample) are records written by the
 scheduler: the admin shows them read-only. Queues, LocalQueues and ResourceFlavors are in
-``admin_queues.py``.
+``admin_queues.py``; Topology and HyperNode in ``admin_topology.py``.
 """
 
 from django.contrib import admin, messages
@@ -149,8 +149,9 @@ class QueueSampleAdmin(ReadOnlyAdmin):
     date_hierarchy = "minute"
 
 
-# The queue tree's admin, checked by services/queues.py (a module of its own: it is long).
-from dashboard import admin_queues  # noqa: E402, F401
+# The queue tree's admin, checked by services/queues.py (a module of its own: it is long), and the
+# topology's (issue 20), deleting through services/topology.py.
+from dashboard import admin_queues, admin_topology  # noqa: E402, F401
 
 # The admin's login is a sign-in door too: a refused attempt says why, with 429 (dashboard/login.py).
 protect_admin_login(admin.site)

@@ -25,6 +25,16 @@ HYPERNODE_LABEL = "topology.gangsched.io/volcano-hypernode-tier-{tier}"
 HYPERNODE_TOPOLOGY = "volcano-hypernodes"
 
 
+#: A node-label key: an optional DNS-subdomain prefix and a name (Kueue's and KAI's CRD pattern).
+LABEL_KEY = re.compile(
+    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])"
+)
+
+
+def label_key_valid(key: str) -> bool:
+    return len(key) <= 316 and LABEL_KEY.fullmatch(key) is not None
+
+
 def hypernode_label(tier: int) -> str:
     return HYPERNODE_LABEL.format(tier=tier)
 
@@ -77,6 +87,9 @@ def hypernode_nodes(
             if member.get("type") == "HyperNode":
                 for child in selected_names(selector, names):
                     nodes |= held.get(child, set())  # a child of a lower tier is already resolved
+            elif selector.get("exactMatch"):  # by far the commonest: a lookup, not a scan
+                wanted = selector["exactMatch"].get("name")
+                nodes |= {wanted} if wanted in labels else set()
             else:
                 nodes |= {n for n, node_labels in labels.items() if node_selected(selector, n, node_labels)}
         held[hypernode.name] = nodes

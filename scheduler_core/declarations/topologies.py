@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from scheduler_core.topology_domains import label_key_valid
+
 from . import validate as v
 from .documents import Manifest
 from .queue_objects import cluster_meta, keys_check, spec_of
@@ -39,10 +41,6 @@ HOSTNAME = "kubernetes.io/hostname"
 MAX_LEVELS = 16
 MAX_LABEL_KEY = 316
 MAX_TIER = 32  # deeper than any network; keeps the synthetic levels few
-#: A node-label key: an optional DNS-subdomain prefix and a name (the CRDs' pattern).
-_LABEL_KEY = re.compile(
-    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])"
-)
 #: Level keys under this prefix are gangsched's own (the HyperNode tiers' synthetic labels).
 RESERVED_PREFIX = "topology.gangsched.io/"
 
@@ -59,7 +57,7 @@ OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 def label_key(value: Any, field: str) -> str:
     """A node-label key as the Topology CRDs accept it; errors name ``field``."""
     key = v.text(value, field, max_length=MAX_LABEL_KEY)
-    if not _LABEL_KEY.fullmatch(key):
+    if not label_key_valid(key):
         raise v.DeclarationError(field, f"{v.shown(key)} is not a node-label key (prefix/name)")
     return key
 
