@@ -2,8 +2,9 @@
 
 ``Snapshot.topologies`` holds one ``engine.Topology`` per Topology row (Kueue's and KAI's, by
 name) plus, when HyperNodes exist, the ``volcano-hypernodes`` topology their tiers make; the
-nodes' labels get the HyperNodes' synthetic tier labels (``topology_domains.py``), so that the
-engine finds every domain by a label. A gang's three constraint fields become its
+nodes' labels get the HyperNodes' synthetic tier labels, and ``kubernetes.io/hostname`` where a
+simulated node lacks it (``topology_domains.py``), so that the engine finds every domain by a
+label. A gang's three constraint fields become its
 ``engine.TopologyConstraint`` (None when all are blank: it may land anywhere).
 """
 
@@ -14,7 +15,7 @@ from functools import lru_cache
 
 from scheduler_core.engine import model as engine
 from scheduler_core.models import HyperNode, Topology
-from scheduler_core.topology_domains import HYPERNODE_TOPOLOGY, hypernode_levels, node_domain_labels
+from scheduler_core.topology_domains import HOSTNAME, HYPERNODE_TOPOLOGY, hypernode_levels, node_domain_labels
 
 
 @lru_cache(maxsize=1024)
@@ -36,9 +37,10 @@ def topologies_read(
         for name, levels in Topology.objects.order_by("name").values_list("name", "levels")
     ]
     hypernodes = list(HyperNode.objects.only("name", "tier", "members"))
-    if not hypernodes:
-        return tuple(topologies), nodes
-    topologies.append(engine.Topology(name=HYPERNODE_TOPOLOGY, levels=hypernode_levels(hypernodes)))
+    if hypernodes:
+        topologies.append(engine.Topology(name=HYPERNODE_TOPOLOGY, levels=hypernode_levels(hypernodes)))
+    elif not any(HOSTNAME in topology.levels for topology in topologies):
+        return tuple(topologies), nodes  # no label to add
     labels = node_domain_labels(nodes, hypernodes)
     nodes = tuple(
         node if labels[node.name] == node.labels else dataclasses.replace(node, labels=labels[node.name])

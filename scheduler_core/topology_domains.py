@@ -10,7 +10,8 @@ select (``exactMatch`` by name, ``regexMatch`` by a pattern found in the name, `
 labels) plus every node of the HyperNodes its ``HyperNode`` members select (by name or pattern).
 A node held by two HyperNodes of one tier (overlapping patterns) is given the first by name, so
 the mapping is the same every cycle. The HyperNodes become one topology, ``volcano-hypernodes``,
-whose levels are the tiers' synthetic labels from the highest tier down to tier 1.
+whose levels are the tiers' synthetic labels from the highest tier down to tier 1. A node without
+``kubernetes.io/hostname`` (a simulated one) is given its name there, as the kubelet would.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 
 #: The synthetic label key that carries, per node, the name of its tier-``n`` HyperNode.
 HYPERNODE_LABEL = "topology.gangsched.io/volcano-hypernode-tier-{tier}"
+#: The node label the kubelet sets to the node's name (Kueue's and KAI's lowest level).
+HOSTNAME = "kubernetes.io/hostname"
 #: The name of the topology Volcano's HyperNodes make (``hypernode_topology``).
 HYPERNODE_TOPOLOGY = "volcano-hypernodes"
 
@@ -55,7 +58,9 @@ def node_domain_labels(nodes: Iterable, hypernodes: Sequence | None = None) -> d
     ``nodes`` are ``Node`` rows (or anything with ``name`` and ``labels``); ``hypernodes`` are
     ``HyperNode`` rows (or anything with ``name``, ``tier``, ``members``); None: read them.
     """
-    labels = {node.name: dict(node.labels or {}) for node in nodes}
+    # Every node has its hostname label on a real cluster (the kubelet sets it); nodes of the
+    # simulated cluster may not: they get their name, so a hostname level always has domains.
+    labels = {node.name: {HOSTNAME: node.name, **(node.labels or {})} for node in nodes}
     if hypernodes is None:
         from scheduler_core.models import HyperNode
 

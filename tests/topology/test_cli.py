@@ -45,7 +45,7 @@ def test_get_topologies(applied):
         ">",
         "kubernetes.io/hostname",
         "kueue",
-        "0/2/0",
+        "0/2/4",  # every node has its hostname (its name, where the label is missing)
     ]
     assert lines[2].split()[0] == "volcano-hypernodes"
     assert lines[2].split()[-1] == "1/2"

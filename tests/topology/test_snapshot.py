@@ -55,9 +55,20 @@ def test_hypernodes_become_tier_labels_and_one_topology():
         engine.Topology(HYPERNODE_TOPOLOGY, (hypernode_label(2), hypernode_label(1))),
     )
     labels = {node.name: node.labels for node in built.nodes}
-    assert labels["node-0"] == {"zone": "a", hypernode_label(1): "s0", hypernode_label(2): "s2"}
-    assert labels["node-3"] == {"zone": "a", hypernode_label(1): "s1", hypernode_label(2): "s2"}
-    assert labels["node-4"] == {"zone": "a"}  # in no HyperNode: in no domain
+    host = "kubernetes.io/hostname"  # a simulated node without it gets its name, as from the kubelet
+    assert labels["node-0"] == {
+        host: "node-0",
+        "zone": "a",
+        hypernode_label(1): "s0",
+        hypernode_label(2): "s2",
+    }
+    assert labels["node-3"] == {
+        host: "node-3",
+        "zone": "a",
+        hypernode_label(1): "s1",
+        hypernode_label(2): "s2",
+    }
+    assert labels["node-4"] == {host: "node-4", "zone": "a"}  # in no HyperNode: in no domain
     allreduce = next(g for g in built.gangs if g.name == "allreduce")
     assert allreduce.topology == engine.TopologyConstraint(required=hypernode_label(1))
     # The pages and the API read the same mapping.
@@ -88,4 +99,21 @@ def test_the_number_of_queries_does_not_grow_with_hypernodes(django_assert_max_n
         )
     with django_assert_max_num_queries(8):
         built = snapshot.build_snapshot()
-    assert {node.name: node.labels for node in built.nodes}["n3"] == {hypernode_label(1): "h3"}
+    assert {node.name: node.labels for node in built.nodes}["n3"][hypernode_label(1)] == "h3"
+
+
+def test_a_hostname_level_gives_every_node_its_hostname_label():
+    Node.objects.create(name="sim-1")
+    Node.objects.create(name="real-1", labels={"kubernetes.io/hostname": "real-1.example"})
+    assert [node.labels for node in snapshot.build_snapshot().nodes] == [
+        {"kubernetes.io/hostname": "real-1.example"},
+        {},  # no topology has the level: labels as stored
+    ]
+    Topology.objects.create(name="tas", levels=["rack", "kubernetes.io/hostname"])
+
+    labels = {node.name: node.labels for node in snapshot.build_snapshot().nodes}
+
+    assert labels == {
+        "real-1": {"kubernetes.io/hostname": "real-1.example"},
+        "sim-1": {"kubernetes.io/hostname": "sim-1"},
+    }
