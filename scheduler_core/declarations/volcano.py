@@ -50,8 +50,8 @@ from . import validate as v
 from .documents import Manifest
 from .pod_fields import preemptable
 from .spec import GangRef, GangSpec, Loaded
-from .topology_keys import ask_apply, network_topology_ask, partition_check
-from .workloads import PodReader, object_meta, pod_spec, priority_of
+from .topology_keys import annotations_ask, ask_apply, network_topology_ask, partition_check
+from .workloads import PodReader, object_meta, owner_ask, pod_spec, priority_of
 
 GROUP, JOB_GROUP = "scheduling.volcano.sh", "batch.volcano.sh"
 GROUP_NAME = "scheduling.k8s.io/group-name"
@@ -99,7 +99,13 @@ def load_podgroup(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
             annotations.get(JOB_LIFECYCLE), v.join(meta_field, "annotations", JOB_LIFECYCLE)
         ),
     )
-    ask_apply(gang, network_topology_ask(spec.get("networkTopology"), v.join(spec_field, "networkTopology")))
+    ask = network_topology_ask(spec.get("networkTopology"), v.join(spec_field, "networkTopology"))
+    annotated = annotations_ask(annotations, v.join(meta_field, "annotations"))  # KAI's keys, if any
+    if ask is not None and annotated is not None and not ask.same(annotated):
+        raise v.DeclarationError(
+            annotated.field, f"asks for {annotated.shown()} but {ask.field} asks for {ask.shown()}"
+        )
+    ask_apply(gang, ask or annotated)
     for index, policy in enumerate(
         v.sequence(spec.get("subGroupPolicy"), v.join(spec_field, "subGroupPolicy"))
     ):
@@ -236,6 +242,7 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
             f"{min_available} is more than the tasks' minAvailable add up to ({task_minimums}): "
             "with per-task minimums each task is a gang of its own, and the job's quorum is their sum",
         )
+    owner_ask(manifest, pods)  # KAI's topology annotations on the vcjob, its pods' top owner
     keys = sorted(gang.key for gang in gangs)
     ask = network_topology_ask(spec.get("networkTopology"), v.join(spec_field, "networkTopology"))
     for gang in gangs:

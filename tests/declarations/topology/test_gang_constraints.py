@@ -5,7 +5,7 @@ when its PodGroup is applied again, and pods joining a stored gang give it their
 
 import pytest
 
-from scheduler_core.declarations import manifests_apply
+from scheduler_core.declarations import DeclarationError, manifests_apply
 from scheduler_core.models import Gang
 from scheduler_core.topology_domains import hypernode_label
 
@@ -122,3 +122,43 @@ def test_volcano_tier_name_and_soft_mode():
 
     manifests_apply([volcano_podgroup({"mode": "soft", "highestTierAllowed": 2})])
     assert constraint("vg") == ("", hypernode_label(1), "")
+
+
+def test_kai_keys_on_a_gangjob_or_a_vcjob_reach_its_gang():
+    gangjob = {
+        "apiVersion": "gangsched.io/v1",
+        "kind": "GangJob",
+        "metadata": {
+            "name": "gj",
+            "namespace": "ml",
+            "annotations": {"kai.scheduler/topology-preferred-placement": RACK},
+        },
+        "spec": {
+            "tasks": [{"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}]
+        },
+    }
+    vcjob = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {
+            "name": "vj",
+            "namespace": "ml",
+            "annotations": {"kai.scheduler/topology-required-placement": RACK},
+        },
+        "spec": {
+            "tasks": [{"name": "w", "replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}]
+        },
+    }
+    manifests_apply([topology(levels(BLOCK, RACK)), gangjob, vcjob])
+
+    assert constraint("gj") == ("", RACK, "")
+    assert constraint("vj") == (RACK, "", "")
+
+
+def test_a_volcano_podgroup_whose_annotations_contradict_its_network_topology_is_refused():
+    group = volcano_podgroup({"mode": "hard", "highestTierAllowed": 1})
+    group["metadata"]["annotations"] = {"kai.scheduler/topology-required-placement": RACK}
+    with pytest.raises(DeclarationError) as error:
+        manifests_apply([topology(levels(RACK)), hypernode("s0", 1, node_member("n")), group])
+    assert error.value.field == "documents[2].metadata.annotations.kai.scheduler/topology-required-placement"
+    assert not Gang.objects.exists()
