@@ -7,6 +7,9 @@ scheduler: the admin shows them read-only. Queues, LocalQueues and ResourceFlavo
 
 from django.contrib import admin, messages
 
+# The topology's admin (issue 20) registers Topology and HyperNode, deleting through
+# services/topology.py; its form checks a gang's topology constraint here.
+from dashboard.admin_topology import GangTopologyForm
 from dashboard.login import protect_admin_login
 from dashboard.pages.access import KILL, RETRY
 from dashboard.pages.actions import gangs_act
@@ -57,6 +60,7 @@ class MemberInline(admin.TabularInline):
 
 @admin.register(Gang)
 class GangAdmin(admin.ModelAdmin):
+    form = GangTopologyForm  # a topology constraint is checked as the API checks it
     list_display = [
         "namespace", "name", "phase", "min_member", "total_number", "mode", "style", "queue",
         "priority", "submitter", "satisfied", "reason", "created",
@@ -149,9 +153,8 @@ class QueueSampleAdmin(ReadOnlyAdmin):
     date_hierarchy = "minute"
 
 
-# The queue tree's admin, checked by services/queues.py (a module of its own: it is long), and the
-# topology's (issue 20), deleting through services/topology.py.
-from dashboard import admin_queues, admin_topology  # noqa: E402, F401
+# The queue tree's admin, checked by services/queues.py (a module of its own: it is long).
+from dashboard import admin_queues  # noqa: E402, F401
 
 # The admin's login is a sign-in door too: a refused attempt says why, with 429 (dashboard/login.py).
 protect_admin_login(admin.site)

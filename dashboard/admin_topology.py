@@ -11,13 +11,43 @@ from __future__ import annotations
 
 import json
 
+from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 from django.utils.html import format_html
 
-from scheduler_core.models import HyperNode, Topology
+from scheduler_core.declarations.validate import DeclarationError
+from scheduler_core.models import Gang, HyperNode, Topology
 from scheduler_core.services import topology as service
 from scheduler_core.topology_figures import topology_views
+
+
+class GangTopologyForm(forms.ModelForm):
+    """The Gang admin's form: a topology constraint is checked as the API checks it (a level no
+    topology has, a topology that does not exist: a form error on that field, nothing saved)."""
+
+    class Meta:
+        model = Gang
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        fields = ("topology_required", "topology_preferred", "topology_name")
+        if self.errors or not any(name in self.changed_data for name in fields):
+            return data
+        required, preferred, name = (data.get(field) or "" for field in fields)
+        known = service.known_topologies()
+        for args, field in (
+            (("", "", name), "topology_name"),
+            ((required, "", name), "topology_required"),
+            ((required, preferred, name), "topology_preferred"),
+        ):
+            try:
+                service.constraint_check(*args, field, known)
+            except DeclarationError as error:
+                self.add_error(field, error.reason)
+                break
+        return data
 
 
 class _Declared(admin.ModelAdmin):

@@ -1,11 +1,15 @@
 """The admin shows the topology as applied (levels, domains, declaration; HyperNodes' tier and
 members), read-only; deleting goes through services/topology.py, which keeps a Topology a
-ResourceFlavor still names, saying so."""
+ResourceFlavor still names, saying so; the Gang admin checks a constraint as the API does."""
+
+import json
 
 import pytest
+from django.forms.models import model_to_dict
 from django.test import Client
 
-from scheduler_core.models import HyperNode, Node, ResourceFlavor, Topology
+from dashboard.admin_topology import GangTopologyForm
+from scheduler_core.models import Gang, HyperNode, Node, ResourceFlavor, Topology
 
 pytestmark = pytest.mark.django_db
 BASE = "/admin/scheduler_core"
@@ -59,3 +63,22 @@ def test_a_topology_a_flavor_names_is_not_deleted(browser, tas):
     ResourceFlavor.objects.all().delete()
     browser.post(f"{BASE}/topology/{tas.pk}/delete/", {"post": "yes"})
     assert not Topology.objects.exists()
+
+
+def _gang_form(gang, **changes):
+    data = {key: value for key, value in model_to_dict(gang).items() if value is not None}
+    for key in ("min_resources", "declaration", "details"):
+        if key in data:
+            data[key] = json.dumps(data[key])
+    data.update(changes)
+    return GangTopologyForm(data=data, instance=gang)
+
+
+def test_the_gang_admin_checks_a_constraint_as_the_api_does(tas):
+    gang = Gang.objects.create(namespace="ml", name="g", min_member=1)
+
+    bad = _gang_form(gang, topology_required="zone")
+    assert not bad.is_valid()
+    assert bad.errors["topology_required"] == ["unknown level zone: no topology has it"]
+    good = _gang_form(gang, topology_required="block", topology_preferred="rack")
+    assert good.is_valid(), good.errors
