@@ -90,7 +90,9 @@ def hypernode_nodes(
         for member in hypernode.members or []:
             selector = member.get("selector") or {}
             if member.get("type") == "HyperNode":
-                for child in selected_names(selector, names):
+                exact = (selector.get("exactMatch") or {}).get("name")
+                children = [exact] if exact else selected_names(selector, names)
+                for child in children:
                     nodes |= held.get(child, set())  # a child of a lower tier is already resolved
             elif selector.get("exactMatch"):  # by far the commonest: a lookup, not a scan
                 wanted = selector["exactMatch"].get("name")
