@@ -291,3 +291,17 @@ def test_volcano_hard_tier_1_keeps_a_job_under_one_switch():
 
     nodes = set(placed("c1").values())
     assert nodes in ({"node0", "node1"}, {"node2", "node3"})
+
+
+def test_volcano_soft_allocates_job_when_resources_are_enough():
+    """Volcano ``allocate_test.go`` ``TestAllocateWithNetWorkTopologies``, "soft network topology
+    constrain, can allocate job when resources are enough": 3 x 2 CPU in soft mode fits no tier-1
+    HyperNode, so it widens to s2 and runs, two pods under one switch."""
+    volcano_world()
+    apply(volcano_job("pg1", 3, "{mode: soft}"))
+
+    cycle_run(holder="test")
+
+    nodes = sorted(placed("c1").values())
+    assert len(nodes) == 3
+    assert {"node0", "node1"} <= set(nodes) or {"node2", "node3"} <= set(nodes)
