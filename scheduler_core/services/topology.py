@@ -6,6 +6,8 @@ at fault and writes nothing when:
 
 - a name is declared twice in one apply, or a Topology takes the name of the HyperNodes' own
   topology (``volcano-hypernodes``);
+- a Topology's levels change where its CRD forbids it (KAI's are immutable; Kueue's may change
+  only with ``kubernetes.io/hostname`` the lowest level before and after);
 - HyperNodes make a cycle (a HyperNode holding itself, directly or through others);
 - a HyperNode member is a HyperNode of the same or a higher tier (a tier holds lower tiers), or
   a HyperNode that another HyperNode already holds (the HyperNodes make a tree).
@@ -33,6 +35,7 @@ from scheduler_core.topology_domains import (
 )
 
 CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
+_HOSTNAME = "kubernetes.io/hostname"
 _ENDED = (GangPhase.FINISHED.value, GangPhase.FAILED.value, GangPhase.KILLED.value)
 
 
@@ -137,7 +140,11 @@ def hypernode_remove(name: str) -> str:
 
 def _topologies_check(specs: list[TopologySpec]) -> None:
     seen: set[str] = set()
+    stored = dict(Topology.objects.filter(name__in=[s.name for s in specs]).values_list("name", "levels"))
     for spec in specs:
+        before = stored.get(spec.name)
+        if before is not None and before != spec.levels:
+            _levels_change_check(spec, before)
         if spec.name in seen:
             raise DeclarationError(spec.field, f"topology {spec.name} is declared twice")
         if spec.name == HYPERNODE_TOPOLOGY:
@@ -145,6 +152,20 @@ def _topologies_check(specs: list[TopologySpec]) -> None:
                 spec.field, f"{HYPERNODE_TOPOLOGY} is the name of the topology Volcano's HyperNodes make"
             )
         seen.add(spec.name)
+
+
+def _levels_change_check(spec: TopologySpec, before: list[str]) -> None:
+    """The CRDs' rules for changing levels: KAI's are immutable (``self == oldSelf``); Kueue's may
+    change only when ``kubernetes.io/hostname`` is the lowest level before and after."""
+    if spec.source_format == "kai":
+        raise DeclarationError(
+            spec.levels_field, "a KAI Topology's levels are immutable: delete it and apply it again"
+        )
+    if spec.source_format == "kueue" and not (before[-1:] == [_HOSTNAME] == spec.levels[-1:]):
+        raise DeclarationError(
+            spec.levels_field,
+            f"levels may change only when {_HOSTNAME} is the lowest level before and after (Kueue's rule)",
+        )
 
 
 def _hypernodes_check(specs: list[HyperNodeSpec]) -> None:

@@ -368,3 +368,26 @@ def test_a_stored_cycle_closed_by_a_later_apply_is_refused():
     assert error.value.field == "spec.members[0]"
     assert error.value.reason == "a cycle of HyperNodes: a -> b -> a"
     assert HyperNode.objects.get(name="a").tier == 1
+
+
+def test_changing_levels_follows_each_crds_rule():
+    """KAI's Topology CRD: levels are immutable (``self == oldSelf``); Kueue's: they may change only
+    when kubernetes.io/hostname is the lowest level both before and after
+    (apis/kueue/v1beta2/topology_types.go's XValidation rules)."""
+    host = "kubernetes.io/hostname"
+    manifests_apply([topology(levels(RACK), api="kai.scheduler/v1alpha1", name="kai")])
+    with pytest.raises(DeclarationError) as error:
+        manifests_apply(
+            [topology(levels("example.com/block", RACK), api="kai.scheduler/v1alpha1", name="kai")]
+        )
+    assert (error.value.field, "immutable" in error.value.reason) == ("spec.levels", True)
+
+    manifests_apply([topology(levels(RACK))])
+    with pytest.raises(DeclarationError) as error:
+        manifests_apply([topology(levels("example.com/block", RACK))])
+    assert error.value.field == "spec.levels"
+    assert Topology.objects.get(name="tas").levels == [RACK]
+
+    manifests_apply([topology(levels(RACK, host), name="kueue-host")])
+    manifests_apply([topology(levels("example.com/block", RACK, host), name="kueue-host")])
+    assert Topology.objects.get(name="kueue-host").levels == ["example.com/block", RACK, host]
