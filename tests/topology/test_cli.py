@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from scheduler_core.models import HyperNode, Node, Topology
+from scheduler_core.models import Gang, HyperNode, Node, ResourceFlavor, Topology
 
 pytestmark = pytest.mark.django_db
 EXAMPLES = Path(__file__).parents[2] / "examples" / "topology"
@@ -72,3 +72,20 @@ def test_delete_f_removes_the_gangs_then_the_topology(applied):
     assert not HyperNode.objects.exists()
     run("delete", "-f", str(EXAMPLES / "kueue-topology.yaml"))
     assert not Topology.objects.exists()
+
+
+def test_delete_f_keeps_a_topology_a_flavor_or_active_gangs_use(applied, tmp_path):
+    Gang.objects.create(
+        namespace="ml", name="busy", min_member=1, topology_required="cloud.provider.com/topology-rack"
+    )
+    topology_only = (EXAMPLES / "kueue-topology.yaml").read_text().split("---")[0]
+    path = tmp_path / "topology-only.yaml"
+    path.write_text(topology_only)
+    with pytest.raises(
+        CommandError, match="topology default is the topologyName of ResourceFlavor tas-flavor"
+    ):
+        run("delete", "-f", str(path))
+    ResourceFlavor.objects.all().delete()
+    with pytest.raises(CommandError, match=r"used by active gangs \(ml/"):
+        run("delete", "-f", str(path))
+    assert Topology.objects.filter(name="default").exists()
