@@ -286,6 +286,7 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
             gangs_out[key] = gang  # declared by an earlier apply: the pods just join it
             continue
         gang, status = provisional_write(ref, gang, len(plan.pods_by_gang[key]), submitter)
+        topology_adopt_stored(gang, plan.pods_by_gang[key])  # kept for the PodGroup to come
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(gang_line(gang, status))
     pod_statuses = pods_write(plan, gangs_out, submitter)

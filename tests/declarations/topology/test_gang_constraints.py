@@ -162,3 +162,17 @@ def test_a_volcano_podgroup_whose_annotations_contradict_its_network_topology_is
         manifests_apply([topology(levels(RACK)), hypernode("s0", 1, node_member("n")), group])
     assert error.value.field == "documents[2].metadata.annotations.kai.scheduler/topology-required-placement"
     assert not Gang.objects.exists()
+
+
+def test_pods_before_their_podgroup_keep_their_constraint_for_it():
+    """As a real cluster sends them, pods may come before their PodGroup: they wait in a
+    provisional gang, which keeps their constraint; the PodGroup then declares the gang with it."""
+    keys = {"kai.scheduler/topology-required-placement": RACK}
+    manifests_apply([topology(levels(RACK)), member("pg-0", **keys)])
+    assert Gang.objects.get(name="pg").provisional
+    assert constraint("pg") == (RACK, "", "")
+
+    manifests_apply([podgroup()])
+
+    assert not Gang.objects.get(name="pg").provisional
+    assert constraint("pg") == (RACK, "", "")
