@@ -2,11 +2,14 @@
 
 History models (SchedulingCycle, GangEvent, BindJournal, QueueSample) are records written by the
 scheduler: the admin shows them read-only. Queues, LocalQueues and ResourceFlavors are in
-``admin_queues.py``.
+``admin_queues.py``; Topology and HyperNode in ``admin_topology.py``.
 """
 
 from django.contrib import admin, messages
 
+# The topology's admin (issue 20) registers Topology and HyperNode, deleting through
+# services/topology.py; its form checks a gang's topology constraint here.
+from dashboard.admin_topology import GangTopologyForm
 from dashboard.login import protect_admin_login
 from dashboard.pages.access import KILL, RETRY
 from dashboard.pages.actions import gangs_act
@@ -57,6 +60,7 @@ class MemberInline(admin.TabularInline):
 
 @admin.register(Gang)
 class GangAdmin(admin.ModelAdmin):
+    form = GangTopologyForm  # a topology constraint is checked as the API checks it
     list_display = [
         "namespace", "name", "phase", "min_member", "total_number", "mode", "style", "queue",
         "priority", "submitter", "satisfied", "reason", "created",

@@ -33,6 +33,7 @@ from .snapshot_json import (  # noqa: F401  (re-exported: callers and tests use 
     toleration_to_json,
 )
 from .snapshot_queues import queues_read
+from .snapshot_topology import topologies_read, topology_constraint
 
 #: Gang phases after which a gang is history, not work: the snapshot leaves such a gang out
 #: unless it still has pods that hold capacity (then the engine needs it to account for them).
@@ -103,6 +104,7 @@ def gang_to_engine(gang: Gang, group_key: str | None) -> engine.Gang:
         wait_started=to_epoch(gang.wait_started),
         fallen_back=gang.fallen_back,
         match_policy=MatchPolicy(gang.match_policy),
+        topology=topology_constraint(gang.topology_required, gang.topology_preferred, gang.topology_name),
     )
 
 
@@ -114,8 +116,8 @@ def group_to_engine(group: GangGroup) -> engine.GangGroup:
 
 
 def build_snapshot() -> engine.Snapshot:
-    """The cluster and its work as the engine sees it, read in five queries (the queue tree is
-    one: ``snapshot_queues.py``).
+    """The cluster and its work as the engine sees it, read in seven queries (the queue tree is
+    one: ``snapshot_queues.py``; the topologies two: ``snapshot_topology.py``).
 
     Pods: every member that holds or wants capacity (Pending, Running). Gangs: every gang not
     done, plus done gangs that still have such pods. Groups and nodes: all of them. Call it inside
@@ -160,6 +162,7 @@ def build_snapshot() -> engine.Snapshot:
             "wait_started_epoch",
             "fallen_back",
             "match_policy",
+            *("topology_required", "topology_preferred", "topology_name"),
         )
     )
     gangs = tuple(
@@ -183,6 +186,7 @@ def build_snapshot() -> engine.Snapshot:
             wait_started=wait_started,
             fallen_back=fallen_back,
             match_policy=MatchPolicy(match_policy),
+            topology=topology_constraint(*topology),
         )
         for (
             namespace,
@@ -204,6 +208,7 @@ def build_snapshot() -> engine.Snapshot:
             wait_started,
             fallen_back,
             match_policy,
+            *topology,
         ) in gang_rows
     )
     # The gang key comes from the member's own join, not from the gang list above: a pod must
@@ -303,6 +308,7 @@ def build_snapshot() -> engine.Snapshot:
         )
         for name, allocatable, labels, taints, unschedulable, ready, external in node_rows
     )
+    topologies, nodes = topologies_read(nodes)  # HyperNodes add their tiers' labels
     return engine.Snapshot(
         nodes=nodes,
         pods=pods,
@@ -312,6 +318,7 @@ def build_snapshot() -> engine.Snapshot:
             for key, members in GangGroup.objects.order_by("key").values_list("key", "members")
         ),
         queues=queues,
+        topologies=topologies,
     )
 
 

@@ -4,8 +4,9 @@
 
 ``field`` is the JSON path of the offending input, or null when the whole request is meant.
 Services raise ValueError (bad input: 400), GangActionError (the gang's phase forbids the action:
-409), QueueInUse (a queue still needed is not deleted: 409) or DeclarationError (a manifest, with
-its own ``.field``: 400); a unique-constraint race between two submissions of one name is a 409.
+409), QueueInUse or TopologyInUse (a queue or topology still needed is not deleted: 409) or
+DeclarationError (a manifest, with its own ``.field``: 400); a unique-constraint race between two
+submissions of one name is a 409.
 Bad input never becomes a 500.
 """
 
@@ -25,6 +26,7 @@ from rest_framework.views import exception_handler
 
 from scheduler_core.services.operator import GangActionError
 from scheduler_core.services.queues import QueueInUse
+from scheduler_core.services.topology import TopologyInUse
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -87,7 +89,7 @@ def _field_of(error: BaseException) -> str | None:
 
 
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
-    if isinstance(exc, (GangActionError, QueueInUse)):
+    if isinstance(exc, (GangActionError, QueueInUse, TopologyInUse)):
         return Response(error_body([(None, str(exc))]), status=status.HTTP_409_CONFLICT)
     if isinstance(exc, IntegrityError):
         # Two submissions raced for one name: the loser's pre-checks passed, the constraint did not.

@@ -18,6 +18,7 @@ from scheduler_core.services.operator import gang_kill, gang_retry
 from scheduler_core.services.submit import gang_submit
 from scheduler_core.services.tenancy import Actor
 from scheduler_core.topology_reads import gang_topology
+from scheduler_core.topology_domains import label_key_valid
 
 from . import selectors
 from .exceptions import ERRORS
@@ -77,6 +78,19 @@ class GangSubmitInput(StrictSerializer):
     placement = serializers.ChoiceField(choices=[p.value for p in Placement], required=False)
     restartPolicy = serializers.ChoiceField(choices=RestartPolicy.values, required=False)
     groups = serializers.ListField(child=serializers.CharField(), required=False, max_length=100)
+    # Topology (issue 20): node-label keys of a topology level, as Kueue's and KAI's annotations.
+    topologyRequired = serializers.CharField(
+        required=False, allow_blank=True, max_length=316, help_text="All members in one domain of this level."
+    )
+    topologyPreferred = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=316,
+        help_text="The smallest domain that fits, from here up.",
+    )
+    topologyName = serializers.CharField(
+        required=False, allow_blank=True, max_length=253, help_text="The Topology the levels belong to."
+    )
     pods = PodInput(many=True, required=False)
     tasks = TaskInput(many=True, required=False)
 
@@ -99,6 +113,13 @@ class GangSubmitInput(StrictSerializer):
         return keys
 
     def validate(self, data: dict) -> dict:
+        for key in ("topologyRequired", "topologyPreferred"):
+            if data.get(key) and not label_key_valid(data[key]):
+                raise serializers.ValidationError(
+                    {key: f"{data[key]!r} is not a node-label key (prefix/name)"}
+                )
+        if data.get("topologyName") and not (data.get("topologyRequired") or data.get("topologyPreferred")):
+            raise serializers.ValidationError({"topologyName": "names a topology but no level"})
         limit = max_members()
         if ("pods" in data) == ("tasks" in data):
             raise serializers.ValidationError({"pods": "give either pods or tasks (not both, not neither)"})
@@ -149,6 +170,9 @@ def submit_arguments(data: dict, *, submitter: str, declaration: dict) -> dict:
         "minResources": "min_resources",
         "waitSeconds": "wait_seconds",
         "restartPolicy": "restart_policy",
+        "topologyRequired": "topology_required",
+        "topologyPreferred": "topology_preferred",
+        "topologyName": "topology_name",
     }
     pod_renames = {"nodeSelector": "node_selector", "durationSeconds": "duration_seconds"}
     gang = {

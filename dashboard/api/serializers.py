@@ -85,6 +85,13 @@ class GangOutput(serializers.Serializer):
     restartPolicy = serializers.CharField(source="restart_policy")
     group = serializers.CharField(source="group.key", allow_null=True, default=None)
     application = serializers.CharField(help_text="YuniKorn's applicationId, where the format names one.")
+    topologyRequired = serializers.CharField(
+        source="topology_required", help_text="Topology level (node-label key) all members share a domain of."
+    )
+    topologyPreferred = serializers.CharField(
+        source="topology_preferred", help_text="Topology level the members should share, widening if needed."
+    )
+    topologyName = serializers.CharField(source="topology_name", help_text="The Topology of those levels.")
     submitter = serializers.CharField()
     satisfied = serializers.BooleanField()
     running = serializers.IntegerField()
@@ -117,6 +124,9 @@ GANG_OUTPUT_COLUMNS = (
     "placement",
     "restart_policy",
     "group__key",
+    "topology_required",
+    "topology_preferred",
+    "topology_name",
     "submitter",
     "satisfied",
     "running",
@@ -163,6 +173,9 @@ class GangRowOutput(GangOutput):
             "restartPolicy": gang.restart_policy,
             "group": None if group is None else group.key,
             "application": gang.application,
+            "topologyRequired": gang.topology_required,
+            "topologyPreferred": gang.topology_preferred,
+            "topologyName": gang.topology_name,
             "submitter": gang.submitter,
             "satisfied": gang.satisfied,
             "running": gang.running,

@@ -1,9 +1,9 @@
 """``/api/v1/``: gangs (namespace/name in the path), events, nodes, the cluster, manifests, queues,
-tokens."""
+topologies, tokens."""
 
 from django.urls import path
 
-from . import auth, cluster, gangs, manifests, queues, simulations
+from . import auth, cluster, gangs, manifests, queues, simulations, topologies
 
 app_name = "api"
 
@@ -22,6 +22,8 @@ urlpatterns = [
     path("queues/<str:name>/", queues.QueueDetailApi.as_view(), name="queue"),
     path("queues/<str:name>/close/", queues.QueueCloseApi.as_view(), name="queue-close"),
     path("queues/<str:name>/open/", queues.QueueOpenApi.as_view(), name="queue-open"),
+    path("topologies/", topologies.TopologyListApi.as_view(), name="topologies"),
+    path("topologies/<str:name>/", topologies.TopologyDetailApi.as_view(), name="topology"),
     path("simulations/", simulations.SimulationListStartApi.as_view(), name="simulations"),
     path("simulations/<int:pk>/", simulations.SimulationDetailApi.as_view(), name="simulation"),
 ]

@@ -33,6 +33,7 @@ from . import validate as v
 from .changes import pods_record
 from .cluster import priority_classes
 from .documents import documents_expand, size_check
+from .gang_topology import topology_adopt, topology_adopt_stored, topology_keep, topology_resolve
 from .gang_writes import (
     CONFIGURED,
     CREATED,
@@ -52,6 +53,7 @@ from .podgroup import SOURCE as PODGROUP
 from .queue_objects import queues_write
 from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, Plan, PodSpec
+from .topology_objects import topologies_write
 from .upstream import SOURCE_V1ALPHA1, replica_gang
 from .yunikorn_apps import applications_plan
 
@@ -89,6 +91,8 @@ def manifests_apply(documents: list[Any], *, actor: Actor = CLI, submitter: str 
         # Queues first, the tree as a whole (unknown parent, cycle, max below guarantee), so the
         # gangs of the same apply may name them.
         queues_write(plan.loaded)
+        # Topologies before the gangs too: a constraint may name a level declared alongside it.
+        topologies_write(plan.loaded)
         result = _write(plan, actor, submitter)
         if result.changed:
             transaction.on_commit(_wake_scheduler)
@@ -160,6 +164,7 @@ def _plan(loaded: list[Loaded]) -> Plan:
         refs.pop(key, None)
     _queues_adopt(pods_by_gang, declared)
     _queues_check(pods.values(), declared)
+    topology_adopt(pods_by_gang, declared)
     for key, members in pods_by_gang.items():
         gang = declared.get(key)
         if gang is not None:
@@ -252,6 +257,9 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
     groups = groups_write(plan.gangs.values())
     for key, spec in plan.gangs.items():
         _queue_keep(spec, existing.get(key))
+        topology_keep(spec, existing.get(key), _QUEUELESS)
+    topology_resolve(plan)
+    for key, spec in plan.gangs.items():
         gang, status = gang_write(spec, existing.get(key), groups, submitter, actor)
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(gang_line(gang, status))
@@ -273,10 +281,12 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
             existing[key] = gang
         if gang is not None and not gang.provisional:
             _queue_adopt_stored(gang, plan.pods_by_gang[key])
+            topology_adopt_stored(gang, plan.pods_by_gang[key])
             _queues_check(plan.pods_by_gang[key], {key: gang})
             gangs_out[key] = gang  # declared by an earlier apply: the pods just join it
             continue
         gang, status = provisional_write(ref, gang, len(plan.pods_by_gang[key]), submitter)
+        topology_adopt_stored(gang, plan.pods_by_gang[key])  # kept for the PodGroup to come
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(gang_line(gang, status))
     pod_statuses = pods_write(plan, gangs_out, submitter)

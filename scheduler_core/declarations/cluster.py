@@ -46,6 +46,8 @@ PRIORITY_GROUP = "scheduling.k8s.io"
 PRIORITY_API_VERSION = f"{PRIORITY_GROUP}/v1"
 #: The permission to create, change and delete queues (the operators group has it).
 QUEUE_PERMISSION = "scheduler_core.change_queue"
+#: The permission to create, change and delete topologies and HyperNodes (issue 20).
+TOPOLOGY_PERMISSION = "scheduler_core.change_topology"
 
 
 def _metadata(manifest: Manifest) -> tuple[str, dict[str, Any]]:
@@ -228,6 +230,10 @@ OPERATOR_KINDS = {
     ("kueue.x-k8s.io", "LocalQueue"): QUEUE_PERMISSION,
     ("kueue.x-k8s.io", "ResourceFlavor"): QUEUE_PERMISSION,
     ("", "ConfigMap"): QUEUE_PERMISSION,
+    # Topology (issue 20): the cluster's network, the operators' to declare.
+    ("kueue.x-k8s.io", "Topology"): TOPOLOGY_PERMISSION,
+    ("kai.scheduler", "Topology"): TOPOLOGY_PERMISSION,
+    ("topology.volcano.sh", "HyperNode"): TOPOLOGY_PERMISSION,
 }
 
 

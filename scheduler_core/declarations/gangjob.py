@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from . import validate as v
 from .documents import Manifest
 from .spec import GangRef, GangSpec, Loaded
-from .workloads import PodReader, object_meta, pod_spec, priority_of
+from .workloads import PodReader, object_meta, owner_ask, pod_spec, priority_of
 
 GROUP = "gangsched.io"
 DEFAULT_WAIT_SECONDS = 600.0
@@ -98,4 +98,5 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         declaration=manifest.obj,
         field=manifest.name_field,
     )
+    owner_ask(manifest, pods)  # KAI's / Kueue's topology annotations on the GangJob itself
     return Loaded(object_name=f"gangjob.{GROUP}/{name}", gangs=[gang], pods=pods)

@@ -6,6 +6,7 @@
 | PodGroup ``spec.minResources`` | min_resources | none |
 | PodGroup ``spec.scheduleTimeoutSeconds`` | wait_seconds | 60 s (the plugin's permitWaitingTimeSeconds) |
 | PodGroup Koordinator annotations | override the fields above | - |
+| PodGroup KAI / Kueue topology annotations (``topology_keys.py``) | topology constraint | none |
 | pod label ``scheduling.x-k8s.io/pod-group`` | the pod's gang (a PodGroup) | - |
 | pod label ``pod-group.scheduling.sigs.k8s.io`` (or ``.../name``) | the pod's gang (older form) | - |
 | PodGroup of ``scheduling.sigs.k8s.io/v1alpha1`` | read as the PodGroup above | - |
@@ -33,6 +34,7 @@ from . import koordinator
 from . import validate as v
 from .documents import Manifest
 from .spec import GangRef, GangSpec, Loaded
+from .topology_keys import annotations_ask, ask_apply
 from .workloads import PodReader, object_meta
 
 GROUP, LEGACY_GROUP = "scheduling.x-k8s.io", "scheduling.sigs.k8s.io"
@@ -66,6 +68,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     annotations_field = v.join(manifest.path, "metadata", "annotations")
     annotations = v.string_map(metadata.get("annotations"), annotations_field)
     koordinator.overlay(gang, annotations, annotations_field)
+    ask_apply(gang, annotations_ask(annotations, annotations_field))  # KAI's and Kueue's keys
     return Loaded(object_name=f"podgroup.{manifest.group}/{name}", gangs=[gang])
 
 

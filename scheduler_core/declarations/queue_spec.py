@@ -66,3 +66,6 @@ class FlavorSpec:
     field: str
     node_labels: dict[str, str] = field(default_factory=dict)
     declaration: dict[str, Any] = field(default_factory=dict)
+    # Kueue's ``spec.topologyName`` (issue 20): a Topology that must exist; "" none.
+    topology_name: str = ""
+    topology_field: str = ""

@@ -73,7 +73,7 @@ FLAVOR_KEYS = {
     "nodeLabels": "",
     "nodeTaints": "gangsched does not taint nodes per flavor: taint the Node objects",
     "tolerations": "gangsched does not add flavor tolerations to pods: give the pods their tolerations",
-    "topologyName": "gangsched has no topology-aware admission",
+    "topologyName": "",
 }
 
 
@@ -321,5 +321,13 @@ def load_flavor(manifest: Manifest, readers=()) -> Loaded:
         node_labels=v.string_map(spec.get("nodeLabels"), v.join(field, "nodeLabels")),
         declaration=manifest.obj,
     )
+    if spec.get("topologyName") is not None:
+        # Kueue's TAS flavor: its nodes are placed by that Topology, which must exist (issue 20).
+        flavor.topology_name = v.dns_subdomain(spec["topologyName"], v.join(field, "topologyName"))
+        flavor.topology_field = v.join(field, "topologyName")
+        if not flavor.node_labels:
+            raise v.DeclarationError(
+                v.join(field, "nodeLabels"), "at least one nodeLabel is required when topologyName is set"
+            )
     obj = FlavorObject(flavor)
     return Loaded(object_name=obj.object_name, objects=[obj])

@@ -19,7 +19,9 @@ PodGroup in ``v1alpha1`` (its only version, in ``scheduling.x-k8s.io`` and, befo
 ``v1alpha2`` (1.36, with its PodGroup); gangsched's own GangJob in ``v1``. Queues: Volcano's in
 ``v1beta1``, KAI's in ``v2``, Kueue's ClusterQueue, LocalQueue and ResourceFlavor in ``v1beta1``
 and ``v1beta2`` and its Cohort also in ``v1alpha1`` (Kueue 0.12 and earlier); a ``v1 ConfigMap``
-only when it is YuniKorn's ``yunikorn-configs``.
+only when it is YuniKorn's ``yunikorn-configs``. Topology: Kueue's in ``v1alpha1`` (before TAS went
+beta), ``v1beta1`` and ``v1beta2``, KAI-Scheduler's in ``kai.scheduler/v1alpha1``, Volcano's
+HyperNode in ``topology.volcano.sh/v1alpha1``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from . import (
     queues_kueue,
     queues_volcano,
     queues_yunikorn,
+    topologies,
     upstream,
     volcano,
     workloads,
@@ -72,6 +75,10 @@ OBJECTS: dict[tuple[str, str], Load] = {
     **{(version, "LocalQueue"): queues_kueue.load_local_queue for version in queues_kueue.VERSIONS},
     **{(version, "ResourceFlavor"): queues_kueue.load_flavor for version in queues_kueue.VERSIONS},
     ("v1", "ConfigMap"): queues_yunikorn.load_config_map,  # only yunikorn-configs
+    # Topology (issue 20): operators' objects too, read into topology_objects.py.
+    **{(version, "Topology"): topologies.load_kueue_topology for version in topologies.KUEUE_VERSIONS},
+    (topologies.KAI_VERSION, "Topology"): topologies.load_kai_topology,
+    (topologies.VOLCANO_VERSION, "HyperNode"): topologies.load_hypernode,
 }
 POD_READERS = (koordinator.pod_gang, podgroup.pod_gang, volcano.pod_gang, yunikorn.pod_gang, kueue.pod_gang)
 

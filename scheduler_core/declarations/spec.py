@@ -50,6 +50,13 @@ class GangSpec:
     member_affinity: list[dict[str, Any]] = field(default_factory=list)
     # The application it belongs to, where the format names one (YuniKorn's applicationId).
     application: str = ""
+    # Topology (issue 20): level keys of the gang's constraint ("" none) and the Topology they
+    # belong to; ``topology_field`` names the keys that declared them (``topology_keys.py``).
+    topology_required: str = ""
+    topology_preferred: str = ""
+    topology_name: str = ""
+    topology_field: str = ""
+    topology_tier_name: str = ""  # Volcano's highestTierName until the apply resolves it
 
     @property
     def key(self) -> str:
@@ -75,6 +82,9 @@ class GangSpec:
             "match_policy": self.match_policy,
             "source_format": self.source_format,
             "application": self.application,
+            "topology_required": self.topology_required,
+            "topology_preferred": self.topology_preferred,
+            "topology_name": self.topology_name,
             "declaration": self.declaration,
         }
 
@@ -106,6 +116,8 @@ class GangRef:
     wait_forever: bool = False
     # Upstream v1alpha1: the pod group (a gang key) whose policy this replica key's gang takes.
     replica_of: str | None = None
+    # The topology constraint the pod's own annotations ask of its gang (``topology_keys``).
+    topology: Any = None
 
     @property
     def key(self) -> str:

@@ -5,6 +5,7 @@ PodGroup:
 
 - ``spec.minMember`` -> min_member (default 1); ``spec.minResources`` -> min_resources;
   ``spec.queue`` -> queue (``default``); ``spec.priorityClassName`` -> priority;
+- ``spec.networkTopology`` -> topology constraint (``topology_keys.py``);
 - ``spec.minTaskMember`` (task -> minimum): checked (each >= 1, sum <= minMember) and kept in the
   declaration; the engine enforces minMember (a Job's per-task minAvailable is enforced).
 
@@ -21,6 +22,7 @@ Job (vcjob):
   minAvailable, default its replicas), all in the gang group ``<ns>/<job>``; the job's
   minAvailable must then not exceed the tasks' sum;
 - ``spec.queue``, ``spec.priorityClassName`` -> queue, priority (of the gang and pods);
+- ``spec.networkTopology`` -> each gang's topology constraint (``topology_keys.py``);
 - ``spec.maxRetry`` (default 3) -> max_retry: whole-gang restarts before the gang is Failed;
 - ``spec.policies`` / ``tasks[].policies`` for ``PodFailed``, ``PodEvicted`` or ``*`` ->
   failure_policy / eviction_policy (RestartJob, AbortJob, TerminateJob; RestartPod and
@@ -48,7 +50,8 @@ from . import validate as v
 from .documents import Manifest
 from .pod_fields import preemptable
 from .spec import GangRef, GangSpec, Loaded
-from .workloads import PodReader, object_meta, pod_spec, priority_of
+from .topology_keys import annotations_ask, ask_apply, network_topology_ask, partition_check
+from .workloads import PodReader, object_meta, owner_ask, pod_spec, priority_of
 
 GROUP, JOB_GROUP = "scheduling.volcano.sh", "batch.volcano.sh"
 GROUP_NAME = "scheduling.k8s.io/group-name"
@@ -96,6 +99,17 @@ def load_podgroup(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
             annotations.get(JOB_LIFECYCLE), v.join(meta_field, "annotations", JOB_LIFECYCLE)
         ),
     )
+    ask = network_topology_ask(spec.get("networkTopology"), v.join(spec_field, "networkTopology"))
+    annotated = annotations_ask(annotations, v.join(meta_field, "annotations"))  # KAI's keys, if any
+    if ask is not None and annotated is not None and not ask.same(annotated):
+        raise v.DeclarationError(
+            annotated.field, f"asks for {annotated.shown()} but {ask.field} asks for {ask.shown()}"
+        )
+    ask_apply(gang, ask or annotated)
+    for index, policy in enumerate(
+        v.sequence(spec.get("subGroupPolicy"), v.join(spec_field, "subGroupPolicy"))
+    ):
+        partition_check(policy, v.join(spec_field, "subGroupPolicy", index))
     return Loaded(object_name=f"podgroup.{GROUP}/{name}", gangs=[gang])
 
 
@@ -178,6 +192,7 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     for index, task in enumerate(tasks):
         where = v.join(tasks_field, index)
         task = v.mapping(task, where, optional=False)
+        partition_check(task.get("partitionPolicy"), v.join(where, "partitionPolicy"))
         task_name = v.dns_label(task.get("name"), v.join(where, "name"))
         if task_name in seen:
             raise v.DeclarationError(v.join(where, "name"), f"task {task_name!r} is declared twice")
@@ -227,8 +242,11 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
             f"{min_available} is more than the tasks' minAvailable add up to ({task_minimums}): "
             "with per-task minimums each task is a gang of its own, and the job's quorum is their sum",
         )
+    owner_ask(manifest, pods)  # KAI's topology annotations on the vcjob, its pods' top owner
     keys = sorted(gang.key for gang in gangs)
+    ask = network_topology_ask(spec.get("networkTopology"), v.join(spec_field, "networkTopology"))
     for gang in gangs:
+        ask_apply(gang, ask)  # per-task gangs: each kept in one domain (a group may span domains)
         gang.queue, gang.priority, gang.max_retry, gang.preemptible = queue, priority, max_retry, preemptible
         if per_task:
             gang.group, gang.group_key = keys, f"{namespace}/{name}"

@@ -25,6 +25,7 @@ from .documents import Manifest
 from .pod_fields import pod_spec_gang, preemptable
 from .pod_queues import pod_queue
 from .spec import GangRef, Loaded, PodSpec
+from .topology_keys import annotations_ask
 
 PodReader = Callable[[str, dict[str, str], dict[str, str], str], GangRef | None]
 
@@ -111,6 +112,14 @@ def pod_spec(
             f"pod {namespace}/{name} belongs to scheduler {chosen!r}: set schedulerName: {scheduler_name()} "
             "or declare its gang (a PodGroup label, Koordinator or YuniKorn annotations)",
         )
+    ask = annotations_ask(annotations, v.join(meta_field, "annotations"))
+    if ask is not None:
+        if gang is None:
+            raise v.DeclarationError(
+                ask.field,
+                f"pod {namespace}/{name} belongs to no gang: a topology constraint keeps a gang together",
+            )
+        gang.topology = ask
     duration = annotations.get(DURATION_ANNOTATION)
     priority = priority_of(spec, spec_field)
     queue = _queue_of(gang, labels, annotations, meta_field)
@@ -229,7 +238,29 @@ def template_pods(
         )
         for index in range(count)
     ]
+    owner_ask(manifest, pods)
     return name, pods
+
+
+def owner_ask(manifest: Manifest, pods: list[PodSpec]) -> None:
+    """KAI-Scheduler reads its topology annotations on the pods' top owner (a Job, a vcjob...):
+    they apply to each pod's gang, and a pod's own annotations may not say otherwise."""
+    meta_field = v.join(manifest.path, "metadata", "annotations")
+    annotations = v.string_map((manifest.obj.get("metadata") or {}).get("annotations"), meta_field)
+    ask = annotations_ask(annotations, meta_field)
+    if ask is None:
+        return
+    for pod in pods:
+        if pod.gang is None:
+            raise v.DeclarationError(
+                ask.field, f"pod {pod.key} belongs to no gang: a topology constraint keeps a gang together"
+            )
+        own = pod.gang.topology
+        if own is not None and own is not ask and not own.same(ask):
+            raise v.DeclarationError(
+                own.field, f"asks for {own.shown()} but {ask.field} asks for {ask.shown()}"
+            )
+        pod.gang.topology = ask
 
 
 def load_pod(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:

@@ -27,7 +27,7 @@ from django.db.models import Q
 from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
 from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import DEFAULT_QUEUE
-from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor
+from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor, Topology
 
 from .queue_checks import local_queue_active, queue_active, queues_check, spec_of
 from .tenancy import CHANGE_ALL, Actor
@@ -247,6 +247,11 @@ def local_queue_remove(namespace: str, name: str) -> str:
 
 @transaction.atomic
 def flavor_put(spec: FlavorSpec) -> str:
+    if spec.topology_name and not Topology.objects.filter(name=spec.topology_name).exists():
+        raise DeclarationError(
+            spec.topology_field,
+            f"topology {spec.topology_name} not found: apply the Topology first (or alongside)",
+        )
     fields = {"node_labels": spec.node_labels, "declaration": spec.declaration}
     row = ResourceFlavor.objects.select_for_update().filter(name=spec.name).first()
     if row is None:

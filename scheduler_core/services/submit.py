@@ -28,6 +28,7 @@ from scheduler_core.validators import (
 from .history import event_record
 from .queues import queue_require
 from .tenancy import CLI, Actor
+from .topology import constraint_check, known_topologies
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,9 @@ GANG_FIELDS = frozenset(
         "submitter",
         "declaration",
         "source_format",
+        "topology_required",
+        "topology_preferred",
+        "topology_name",
     }
 )
 _CHOICES = {
@@ -101,6 +105,7 @@ def gang_submit(
     _refuse_existing(namespace, members, actor)
     # A queue the submitter may not use answers as a missing one (services/queues.py).
     queue_require(actor, namespace, fields.get("queue", "default"), "queue")
+    _topology_check(fields)
     gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member, **fields)
     for member in members:
         # Its pods are the gang's: its policy recreates them.
@@ -159,6 +164,18 @@ def _gang_fields(key: str, min_member: int, pods: int, fields: Mapping[str, Any]
         except QuantityError as error:
             raise ValueError(f"gang {key}: min_resources: {error}") from None
     return result
+
+
+def _topology_check(fields: Mapping[str, Any]) -> None:
+    """A constraint naming a topology or a level that does not exist is refused naming the API's
+    field (``services/topology.constraint_check``)."""
+    required, preferred, name = (fields.get(f"topology_{k}") or "" for k in ("required", "preferred", "name"))
+    if not (required or preferred or name):
+        return
+    known = known_topologies()
+    constraint_check("", "", name, "topologyName", known)
+    constraint_check(required, "", name, "topologyRequired", known)
+    constraint_check(required, preferred, name, "topologyPreferred", known)
 
 
 def _members(namespace: str, pods: list[dict], *, where: str) -> list[Member]:

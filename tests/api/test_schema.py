@@ -30,6 +30,9 @@ OPERATIONS = {
     "queues_delete",
     "queues_close",
     "queues_open",
+    "topologies_list",
+    "topologies_detail",
+    "topologies_delete",
 }
 
 

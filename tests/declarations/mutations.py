@@ -26,6 +26,22 @@ BAD = [None, True, 2**63, 1.5, math.nan, "x", [1, 2], {"a": 1}]
 #: PriorityClass, a Pod with every constraint (tolerations, node affinity).
 MORE = """
 apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Topology
+metadata: {name: tas}
+spec: {levels: [{nodeLabel: example.com/block}, {nodeLabel: kubernetes.io/hostname}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Topology
+metadata: {name: tas-beta}
+spec: {levels: [{nodeLabel: example.com/rack}]}
+---
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: rack-1}
+spec: {tier: 1, members: [{type: Node, selector: {labelMatch: {matchLabels: {rack: r1},
+  matchExpressions: [{key: zone, operator: In, values: [a]}]}}}]}
+---
+apiVersion: kueue.x-k8s.io/v1alpha1
 kind: Cohort
 metadata: {name: org}
 spec: {parent: all, fairSharing: {weight: "2"}}
@@ -72,6 +88,7 @@ spec:
 def samples() -> list[tuple[str, dict]]:
     files = [*sorted(REFERENCE.glob("*.yaml")), *sorted(EXAMPLES.glob("*.yaml")), *sorted(OWN.glob("*.yaml"))]
     files += sorted(EXAMPLES.glob("queues/*.yaml"))
+    files += sorted(EXAMPLES.glob("topology/*.yaml"))
     found = [(path.name, doc) for path in files for doc in yaml.safe_load_all(Path(path).read_text()) if doc]
     return found + [("MORE", doc) for doc in yaml.safe_load_all(MORE)]
 

@@ -24,12 +24,15 @@ PARAMS = {
 }
 #: The queue every queue URL names (the matrix's world creates it).
 QUEUE = "matrix-queue"
+#: The topology every topology URL names (the matrix's world creates it).
+TOPOLOGY = "matrix-topology"
 PARAMS_BY_KEY = {
     "dashboard:simulation-plot": {"name": "comparison.png"},
     **{
         key: {"name": QUEUE}
         for key in ("api:queue", "api:queue-close", "api:queue-open", "dashboard:queue-action")
     },
+    "api:topology": {"name": TOPOLOGY},
 }
 
 NODE = (
@@ -85,6 +88,14 @@ REQUESTS = {
         podgroup(own_gang(role)) + "---\n" + pod(f"{own_gang(role)}-0", own_gang(role))
     ),
     ("api:manifests", "POST", "node"): lambda role: _yaml(NODE),
+    ("api:manifests", "POST", "topology"): lambda role: _yaml(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: t-matrix}\n"
+        "spec: {levels: [{nodeLabel: example.com/rack}]}\n"
+    ),
+    ("api:manifests", "POST", "hypernode"): lambda role: _yaml(
+        "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: h-matrix}\n"
+        "spec: {tier: 1, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}\n"
+    ),
     ("api:manifests", "POST", "others-podgroup"): lambda role: _yaml(podgroup(SECRET)),
     ("api:manifests", "POST", "others-pod"): lambda role: _yaml(pod(f"{SECRET}-extra", SECRET)),
     ("api:events", "GET", "gang-filter"): lambda role: {"data": {"gang": f"ml/{SECRET}"}},

@@ -110,6 +110,13 @@ TABLE: list[Row] = [
     row("api:manifests", "POST", *CHANGES_ALICES, case="others-pod"),
     row("api:events", "GET", *everyone(OK)),
     row("api:events", "GET", *everyone(OK), case="gang-filter"),
+    # Topology (issue 20): everyone reads the topologies; operators alone declare (a manifest)
+    # or delete one.
+    row("api:topologies", "GET", *everyone(OK)),
+    row("api:topology", "GET", *everyone(OK)),
+    row("api:topology", "DELETE", *OPERATORS_ONLY, NO_CONTENT),
+    row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="topology"),
+    row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="hypernode"),
     # Queues (issue 19): the tree is everyone's to read, the operators' to change.
     row("api:queues", "GET", *everyone(OK)),
     row("api:queues", "POST", *OPERATORS_ONLY, CREATED),

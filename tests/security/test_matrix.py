@@ -18,11 +18,11 @@ from django.db import transaction
 from dashboard import health
 from dashboard.models import SimulationRun
 from dashboard.simulations import plot_dir
-from scheduler_core.models import Gang, Node, Queue
+from scheduler_core.models import Gang, Node, Queue, Topology
 from tests.cast import make_gang
 from tests.security import matrix_tally
 from tests.security.matrix_checks import ask, check_outcome, rows_snapshot
-from tests.security.matrix_requests import PARAMS, PARAMS_BY_KEY, QUEUE, client, send
+from tests.security.matrix_requests import PARAMS, PARAMS_BY_KEY, QUEUE, TOPOLOGY, client, send
 from tests.security.matrix_table import ROLES, SECRET, TABLE, admin_expect, unserved_expect
 from tests.security.urlmatrix import METHODS, endpoints
 
@@ -35,12 +35,14 @@ PLOT = PARAMS_BY_KEY["dashboard:simulation-plot"]["name"]
 
 @pytest.fixture
 def world(alice, bob, vera, olga, monkeypatch, tmp_path) -> dict:
-    """alice's gang (timed out, so retry and kill apply), a node, a queue, a simulation run with a plot.
+    """alice's gang (timed out, so retry and kill apply), a node, a queue, a topology, a simulation
+    run with a plot.
     /healthz's worker ping would wait a second for a worker the tests do not run: one answers."""
     gang = make_gang("ml", SECRET, submitter="alice")
     Gang.objects.filter(pk=gang.pk).update(phase="TimedOut")
     Node.objects.create(name="n1", allocatable={"cpu": 4000, "memory": 8 * 2**30})
     Queue.objects.create(name=QUEUE)
+    Topology.objects.create(name=TOPOLOGY, levels=["example.com/rack"])
     monkeypatch.setenv("GANGSCHED_SIMULATIONS_DIR", str(tmp_path))
     run = SimulationRun.objects.create(
         trace_name="t.csv", cluster_spec="n32g4", policies=["pod"], requested_by=olga, plots=[PLOT]

@@ -160,8 +160,9 @@ def test_a_timed_out_gang_stays_in_the_snapshot_to_be_explained(db):
     assert [gang.key for gang in snapshot.build_snapshot().gangs] == ["ml/late"]
 
 
-def test_it_reads_everything_in_five_queries(world, django_assert_num_queries):
-    with django_assert_num_queries(5):  # nodes, pods, gangs, groups and the queue tree
+def test_it_reads_everything_in_seven_queries(world, django_assert_num_queries):
+    # nodes, pods, gangs, groups, the queue tree, the topologies and the HyperNodes (issue 20)
+    with django_assert_num_queries(7):
         snapshot.build_snapshot()
 
 

@@ -29,9 +29,11 @@ from scheduler_core.declarations.cluster import priority_classes
 from scheduler_core.declarations.documents import documents_expand
 from scheduler_core.declarations.queue_objects import QUEUE_OBJECTS
 from scheduler_core.declarations.registry import manifest_load
+from scheduler_core.declarations.topology_objects import TOPOLOGY_OBJECTS
 from scheduler_core.models import Gang
 from scheduler_core.services import delete
 from scheduler_core.services.queues import QueueInUse, QueueNotFound
+from scheduler_core.services.topology import TopologyInUse, TopologyNotFound
 
 from .apply import manifest_files
 
@@ -110,14 +112,20 @@ class Command(BaseCommand):
         queues = [
             i for i, item in enumerate(loaded) if any(isinstance(o, QUEUE_OBJECTS) for o in item.objects)
         ]
-        order = [i for i in range(len(loaded)) if i not in queues] + queues[::-1]
+        # Topologies (issue 20) after the queues, likewise last to first: a flavor before the
+        # Topology it names, a parent HyperNode before its children.
+        topology = [
+            i for i, item in enumerate(loaded) if any(isinstance(o, TOPOLOGY_OBJECTS) for o in item.objects)
+        ]
+        rest = [i for i in range(len(loaded)) if i not in queues and i not in topology]
+        order = rest + queues[::-1] + topology[::-1]
         per_item: dict[int, list[str]] = {}
         try:
             with transaction.atomic():
                 for i in order:
                     per_item[i] = []
                     missing += self._loaded(loaded[i], per_item[i])
-        except QueueInUse as error:
+        except (QueueInUse, TopologyInUse) as error:
             raise CommandError(f"{label}: {error}") from None
         for i in range(len(loaded)):
             lines += per_item[i]
@@ -131,7 +139,7 @@ class Command(BaseCommand):
         for obj in item.objects:
             try:
                 extra = obj.delete()
-            except (delete.NotFound, QueueNotFound):
+            except (delete.NotFound, QueueNotFound, TopologyNotFound):
                 continue
             found = True
             lines.append(_line(kind, name, extra=extra))

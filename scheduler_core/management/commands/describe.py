@@ -3,13 +3,15 @@
     manage.py describe gang NAMESPACE/NAME [-o json]
     manage.py describe application NAMESPACE/APPLICATION-ID [-o json]
     manage.py describe queue NAME [-o json]
+    manage.py describe topology NAME [-o json]
 
 State, what was declared (min member, mode, style, timeout), the gang group and each of its
 gangs' progress, the members with their node and phase (and, with a topology, the domain of each
 level their node is in, the gang's topology constraint and how many domains it spans), the
 engine's latest explanation and the last history events. An application (YuniKorn's applicationId) is shown as its gangs, each
 described so. A queue (cluster-scoped: NAME alone) shows its amounts, live figures, children,
-LocalQueues, who may submit to it and its active gangs (``_queues.py``).
+LocalQueues, who may submit to it and its active gangs (``_queues.py``); a topology (issue 20)
+its levels and each level's domains with their free and allocatable (``_topologies.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from scheduler_core.management.commands import _queues
+from scheduler_core.management.commands import _queues, _topologies
 from scheduler_core.management.commands.get import quantities
 from scheduler_core.models import Gang
 from scheduler_core.selectors import (
@@ -182,27 +184,30 @@ DESCRIBERS = {
     "application": (application_get, application_detail, application_text),
 }
 #: Cluster-scoped resources: NAME alone, no namespace.
-CLUSTER_DESCRIBERS = {"queue": (_queues.queue_get, _queues.queue_detail, _queues.queue_text)}
+CLUSTER_DESCRIBERS = {
+    "queue": (_queues.queue_get, _queues.queue_detail, _queues.queue_text),
+    "topology": (_topologies.topology_get, _topologies.topology_detail, _topologies.topology_text),
+}
 
 
 class Command(BaseCommand):
     help = (
         "Describe a gang (or an application's gangs): state, members, placement, explanation, "
-        "history; or a queue: amounts, usage, who may submit."
+        "history; or a queue: amounts, usage, who may submit; or a topology: levels and domains."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("resource", help=f"one of: {', '.join([*DESCRIBERS, *CLUSTER_DESCRIBERS])}")
-        parser.add_argument("key", help="NAMESPACE/NAME (a queue: NAME)")
+        parser.add_argument("key", help="NAMESPACE/NAME (a queue or a topology: NAME)")
         parser.add_argument("-o", "--output", choices=["json"])
 
     def handle(self, *args, resource: str, key: str, output: str | None, **options):
-        resource = resource.rstrip("s")
+        resource = {"topologies": "topology", "topo": "topology"}.get(resource, resource.rstrip("s"))
         if resource in CLUSTER_DESCRIBERS:
             get, detail, text = CLUSTER_DESCRIBERS[resource]
             try:
                 obj = get(key)
-            except _queues.QueueNotFound:
+            except (_queues.QueueNotFound, _topologies.TopologyNotFound):
                 raise CommandError(f"{resource} {key} not found") from None
             data = detail(obj)
             self.stdout.write(json.dumps(data, indent=2) if output == "json" else text(data))

@@ -1,6 +1,6 @@
 """Print objects, as ``kubectl get`` does: a table by default, ``-o json`` or ``-o wide``.
 
-    manage.py get gangs|pods|nodes|queues [-n NAMESPACE | -A] [--application ID] [-o json|wide]
+    manage.py get gangs|pods|nodes|queues|topologies [-n NAMESPACE | -A] [--application ID] [-o json|wide]
 
 ``--application`` keeps the gangs (and their pods) of one application: YuniKorn's
 ``applicationId``, which names each of its task groups' gangs and its own.
@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.selectors import gang_list, gang_state, node_usage, pod_list
 
-from . import _queues
+from . import _queues, _topologies
 
 
 def gang_row(gang) -> dict:
@@ -132,6 +132,7 @@ RESOURCES = {
     "pods": (pods, ["namespace", "name", "gang", "phase", "node"], ["reserved_node", "priority", "started"]),
     "nodes": (nodes, ["name", "status", "pods", "cpu", "memory", "gpu"], ["labels", "taints"]),
     "queues": (_queues.queues, _queues.COLUMNS, _queues.WIDE),
+    "topologies": (_topologies.topologies, _topologies.COLUMNS, _topologies.WIDE),
 }
 ALIASES = {
     "gang": "gangs",
@@ -141,6 +142,8 @@ ALIASES = {
     "no": "nodes",
     "queue": "queues",
     "q": "queues",
+    "topology": "topologies",
+    "topo": "topologies",
 }
 
 
@@ -158,7 +161,7 @@ def table(rows: list[dict], columns: list[str]) -> str:
 
 
 class Command(BaseCommand):
-    help = "List gangs, pods, nodes or queues as a table or JSON."
+    help = "List gangs, pods, nodes, queues or topologies as a table or JSON."
 
     def add_arguments(self, parser):
         parser.add_argument("resource", help=f"one of: {', '.join(RESOURCES)}")
