@@ -42,7 +42,7 @@ with what Kueue and KAI-Scheduler do; "none" never reclaims.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -105,7 +105,7 @@ def reclaim(session: Session, unit: Unit) -> bool:
         own = set(unit.gangs)
         pool = [
             victim
-            for victim in of_queues(session, over)
+            for victim in of_queues(session, over, _cover(ledger))
             if not gone(session, victim) and not own.intersection(victim.owners)
         ]
         chosen = domain_victims.search(
@@ -141,11 +141,31 @@ def _choose(
     rule: str,
     minimal: bool = True,
 ) -> list | None:
-    """The fewest bundles of ``pool`` eligible under ``rule`` that let the unit fit (``_fewest``)."""
+    """The fewest bundles of ``pool`` eligible under ``rule`` that let the unit fit
+    (``fewest_bundles``).
+
+    Guarantee reclaim may take from a long list (every bundle of every queue over its
+    guarantee); judging all of them for each unit cost seconds a cycle with 100 queues. So the
+    list is read in growing pieces, until its bundles free twice, four times, ... what the unit
+    needs and the unit fits with all of them: the shortest fitting prefix of such a piece is
+    the shortest of the whole list, so the choice is the same as over the whole list.
+    """
     bundles = bundles_of(session, pool)
-    if rule == "guarantee":
-        return fewest_bundles(session, unit, _borrowing(session, queue, bundles), minimal)
-    return fewest_bundles(session, unit, _eligible(session, queue, bundles, need), minimal)
+    if rule != "guarantee":
+        return fewest_bundles(session, unit, _eligible(session, queue, bundles, need), minimal)
+    stream = _borrowing(session, queue, bundles)
+    eligible: list[Bundle] = []
+    freed = np.zeros_like(need)
+    wanted = need > 0
+    factor = 2.0
+    for bundle in stream:
+        eligible.append(bundle)
+        freed += bundle.amount
+        if np.all(freed[wanted] >= factor * need[wanted]):
+            if fewest_bundles(session, unit, eligible, minimal=False) is not None:
+                return fewest_bundles(session, unit, eligible, minimal)
+            factor *= 2
+    return fewest_bundles(session, unit, eligible, minimal)
 
 
 def _need(session: Session, unit: Unit) -> np.ndarray:
@@ -177,7 +197,7 @@ def _eligible(session: Session, queue: int, pool: Iterable[Bundle], need: np.nda
     return eligible
 
 
-def _borrowing(session: Session, queue: int, pool: Iterable[Bundle]) -> list[Bundle]:
+def _borrowing(session: Session, queue: int, pool: Iterable[Bundle]) -> Iterator[Bundle]:
     """Guarantee-only reclaim: bundles in order while their queues still use more than their
     guarantee, counting the bundles before them as gone (Kueue's rule)."""
     ledger = session.queues
@@ -185,15 +205,28 @@ def _borrowing(session: Session, queue: int, pool: Iterable[Bundle]) -> list[Bun
     declared = _declared(ledger)
     mine = set(tree.paths[queue])
     taken: dict[int, np.ndarray] = {}
-    eligible = []
     for bundle in pool:
         path = [p for p in tree.paths[bundle.queue] if p not in mine]
         over = (ledger.usage[p] - taken.get(p, 0.0) > ledger.guarantee[p] + 1e-9 for p in path)
         if all(np.any(o & declared) for o in over):
             for p in path:
                 taken[p] = taken.get(p, 0.0) + bundle.amount
-            eligible.append(bundle)
-    return eligible
+            yield bundle
+
+
+def _cover(ledger) -> frozenset[int]:
+    """The leaf queues the first reclaim of a cycle builds ``of_queues``' list for: every
+    reclaimable one over its guarantee or its fair share then. Which queues are over changes as
+    the cycle places work; building once for both rules saves building again for each."""
+    tree = ledger.tree
+    declared = _declared(ledger)
+    return frozenset(
+        v
+        for v in range(tree.size)
+        if ledger.leaf[v]
+        and tree.queues[v].reclaimable
+        and (ledger.ratios[v] > 1.0 or np.any((ledger.usage[v] > ledger.guarantee[v] + 1e-9) & declared))
+    )
 
 
 def _declared(ledger) -> np.ndarray:
