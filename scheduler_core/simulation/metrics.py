@@ -25,6 +25,10 @@ Definitions (docs/trace-replay.md repeats them):
   and the GPU-hours they threw away), and over all queues ``jain_index`` (time-weighted Jain's
   index of usage over fair share), ``reclaim_evictions``, ``reclaim_lost_gpu_hours``,
   ``reclaim_evicted_again``.
+* ``topology`` (issue 20, ``topology_book.py``): for multi-node gangs (members on more than one
+  node) and for eligible gangs (those ``gangsched-topology`` constrains), how many started, per
+  level (block, rack) the share inside one domain and the average number of domains spanned, and
+  their avg and p95 wait.
 """
 
 from __future__ import annotations
@@ -82,7 +86,20 @@ def summarise(replay: Replay) -> dict:
     }
     if replay.queues is not None:
         summary.update(_by_queue(replay, started))
+    if replay.topology is not None:
+        summary["topology"] = _by_topology(replay)
     return summary
+
+
+def _by_topology(replay: Replay) -> dict:
+    book = replay.topology
+    figures = {}
+    for name in ("multi_node", "eligible"):
+        jobs = np.array(book[f"{name}_jobs"], dtype=np.int64)
+        wait = replay.start[jobs] - replay.submit[jobs]
+        wait = wait[~np.isnan(wait)]
+        figures[name] = {**book[name], "avg_wait_s": _mean(wait), "p95_wait_s": _percentile(wait, 95)}
+    return figures
 
 
 def _by_queue(replay: Replay, started: np.ndarray) -> dict:
