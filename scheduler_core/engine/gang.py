@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import explain
+from . import explain, topology, topology_explain
 from .decisions import Explanation, Reason
 from .model import INACTIVE_PHASES, Gang, GangPhase, Pod
 from .placement import fit_counts
@@ -48,7 +48,7 @@ def attempt(
     if not unit.is_gang:
         pod = unit.pods[0]
         gang = session.gangs.get(pod.gang) if pod.gang is not None else None
-        left = trial.place(session, [pod], gang)
+        left, _miss = topology.place(session, trial, gang, [pod])
         return Attempt(trial, satisfied=not left)
     precondition = _precondition(session, unit)
     if precondition is not None:
@@ -59,9 +59,11 @@ def attempt(
             continue
         waiting = session.waiting(gang.key)
         before = trial.available() if waiting and explain else None
-        left = trial.place(session, waiting, gang)
+        left, miss = topology.place(session, trial, gang, waiting)
         result.placed[gang.key] = len(waiting) - len(left)
         shortfall = _shortfall(session, gang, waiting, left, before, trial, with_reason=explain)
+        if miss is not None and shortfall is not None and shortfall.reason == Reason.INSUFFICIENT_RESOURCES:
+            shortfall = topology_explain.no_domain(gang, miss, shortfall)
         if shortfall is not None:
             result.shortfalls[gang.key] = shortfall
             result.satisfied = False
@@ -96,6 +98,9 @@ def _precondition(session: Session, unit: Unit) -> Explanation | None:
             )
         if gang.settled:
             continue
+        unknown = topology.unknown(session, gang)
+        if unknown is not None:
+            return topology_explain.unknown(gang, unknown)
         members = session.members.get(gang.key, ())
         present = len(members) if gang.counts_running else sum(1 for pod in members if pod.pending)
         if present >= gang.min_member:

@@ -52,6 +52,9 @@ class Session:
         # Dry runs that ask "would it fit on the nodes" (backfill plans, empty-cluster checks)
         # turn admission off; everything else places within the queues' headroom.
         self.admission = True
+        # Topology (issue 20): each level's domain of every node, built on first use
+        # (``topology.py``); None until a gang with a constraint is placed.
+        self.domains = None
 
     def build_queue(self) -> None:
         self.units = build_units(self.snapshot, self.config, self.gangs, self.members)
@@ -128,8 +131,12 @@ class Trial:
         free = self.state.free
         return free if self.limit is None else np.minimum(free, self.limit)
 
-    def place(self, session: Session, pods: list[Pod], gang: Gang | None) -> list[Pod]:
-        """Place as many of ``pods`` as fit, shape by shape; return those left unplaced."""
+    def place(
+        self, session: Session, pods: list[Pod], gang: Gang | None, within: np.ndarray | None = None
+    ) -> list[Pod]:
+        """Place as many of ``pods`` as fit, shape by shape; return those left unplaced.
+
+        ``within`` (a node mask) keeps them on those nodes: a topology domain (``topology.py``)."""
         left: list[Pod] = []
         placement = gang.placement if gang is not None else Placement.BINPACK
         queue = -1
@@ -137,6 +144,8 @@ class Trial:
             queue = self.ledger.queue_of(pods[0]) if pods else -1
         for request, shape_pods in shapes(session, pods):
             mask = session.filter.mask(shape_pods[0])
+            if within is not None:
+                mask = mask & within
             available = self.available()
             counts = fit_counts(available, request, mask)
             need = len(shape_pods)
@@ -167,6 +176,12 @@ class Trial:
         for placed in reversed(self.placed):
             self._undo(placed)
         self.placed.clear()
+
+    def undo_since(self, count: int) -> None:
+        """Undo the placements made after the first ``count`` (a domain tried and given up)."""
+        for placed in reversed(self.placed[count:]):
+            self._undo(placed)
+        del self.placed[count:]
 
     def discard_gang(self, gang_key: str) -> None:
         """Undo only the placements of one gang (a Strict gang inside a group that failed)."""

@@ -34,6 +34,7 @@ from ..gang import attempt, fits
 from ..model import Pod
 from ..queue import Unit
 from ..session import Session
+from . import domain_victims
 from .victims import Victim, candidates, fewest, gone, of_queue
 
 
@@ -65,8 +66,7 @@ def preempt(session: Session, unit: Unit) -> bool:
         return False
     session.admission = ledger is None
     try:
-        count = _shortest_prefix(session, unit, victims)
-        chosen = _minimal(session, unit, victims[:count]) if count is not None else None
+        chosen = domain_victims.search(session, unit, victims, lambda pool: _fewest(session, unit, pool))
     finally:
         session.admission = True
     if chosen is None:
@@ -81,6 +81,12 @@ def preempt(session: Session, unit: Unit) -> bool:
             return False
     _commit(session, unit, chosen)
     return True
+
+
+def _fewest(session: Session, unit: Unit, victims: list[Victim]) -> list[Victim] | None:
+    """The cheapest victims that let ``unit`` fit, left evicted in the state; None: none do."""
+    count = _shortest_prefix(session, unit, victims)
+    return _minimal(session, unit, victims[:count]) if count is not None else None
 
 
 def _above_minimum(session: Session, unit: Unit) -> bool:

@@ -44,6 +44,7 @@ from ..decisions import Evict, Explanation, Reason, Transition, TransitionKind
 from ..gang import attempt, fits
 from ..queue import Unit
 from ..session import Session
+from . import domain_victims
 from .preempt import _above_minimum, _nominate
 from .victims import Victim, fewest, gone, of_queues
 
@@ -107,18 +108,25 @@ def reclaim(session: Session, unit: Unit) -> bool:
             for victim in of_queues(session, over)
             if not gone(session, victim) and not own.intersection(victim.owners)
         ]
-        bundles = _bundles(session, pool)
-        if mode == "guarantee":
-            eligible = _borrowing(session, queue, bundles)
-        else:
-            eligible = _eligible(session, queue, bundles, need)
-        count = _shortest_prefix(session, unit, eligible) if eligible else None
-        chosen = _minimal(session, unit, eligible[:count]) if count is not None else None
+        chosen = domain_victims.search(
+            session, unit, pool, lambda victims: _choose(session, unit, queue, victims, need)
+        )
     if chosen is None:
         ledger.reclaim_failed.setdefault(queue, []).append(need)
         return False
     _commit(session, unit, queue, chosen)
     return True
+
+
+def _choose(session: Session, unit: Unit, queue: int, pool: list[Victim], need: np.ndarray) -> list | None:
+    """The fewest eligible bundles of ``pool`` that let the unit fit; None when none do."""
+    bundles = _bundles(session, pool)
+    if session.config.reclaim == "guarantee":
+        eligible = _borrowing(session, queue, bundles)
+    else:
+        eligible = _eligible(session, queue, bundles, need)
+    count = _shortest_prefix(session, unit, eligible) if eligible else None
+    return _minimal(session, unit, eligible[:count]) if count is not None else None
 
 
 def _need(session: Session, unit: Unit) -> np.ndarray:

@@ -1,0 +1,119 @@
+"""Preemption and reclaim inside one domain (issue 20): victims only where the gang will land.
+
+A gang with a topology constraint can use only the room freed inside one domain: victims taken
+elsewhere would be work thrown away for nothing. So for such a unit, preemption and reclaim run
+their own search (``find``: the shortest prefix of their victims, then the minimal set) once per
+candidate domain, on the victims with a pod in that domain, the gang pinned to it meanwhile.
+The domain whose victims are cheapest wins: the earliest last victim in their order (lowest
+priority, youngest first), then the fewest victims, then the domain tried first. Levels are
+tried narrowest first, as placement tries them; with no required level the whole cluster comes
+last (the search on every victim, as before issue 20).
+
+Candidate domains are those that could hold the gang were all their victims gone (``fit_counts``
+on free + the victims' usage, summed per domain: an upper bound), the ones with the most room
+now first, at most ``CANDIDATES`` per level: each costs a binary search of trial placements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import topology
+from ..model import Gang
+from ..queue import Unit
+from ..session import Session
+
+#: Candidate domains evaluated per level.
+CANDIDATES = 3
+
+
+def search(session: Session, unit: Unit, pool: list, find: Callable[[list], list | None]) -> list | None:
+    """``find`` on the victims of the best domain (module docstring), or on ``pool`` whole for
+    a unit with no constraint. ``pool`` items have ``nodes`` (node index per pod); what ``find``
+    returns is items of ``pool`` or bundles of them (``victims``, the first one ranks them).
+    The state (used capacity, queue ledger) is left as ``find`` left it for the winner."""
+    gang = _constrained(session, unit)
+    if gang is None or not pool:
+        return find(pool)
+    plan = topology.plan_of(session, gang)
+    pods = session.waiting(gang.key)
+    if not pods:
+        return find(pool)
+    state = session.state
+    freed = np.zeros_like(state.alloc)
+    np.add.at(
+        freed, np.concatenate([item.nodes for item in pool]), np.concatenate([item.rows for item in pool])
+    )
+    now = topology.room_for(session, state.free, gang, pods)
+    then = topology.room_for(session, state.free + freed, gang, pods)
+    anchor = topology.anchor_of(session, gang)
+    position = {id(item): i for i, item in enumerate(pool)}
+    levels = topology.domains(session).levels(plan.topology)
+    for step in plan.steps():
+        if step is None:
+            return find(pool)
+        level = levels[step]
+        allowed = topology.anchored(level, anchor)
+        if allowed is None:
+            if step == plan.required:
+                return find(pool)  # already split: as placement, keep to where it is
+            continue
+        best = None
+        for domain in _candidates(now, then, level, allowed):
+            inside = level.ids == domain
+            sub = [item for item in pool if inside[item.nodes].any()]
+            outcome = _try(session, gang, inside, sub, find) if sub else None
+            if outcome is None:
+                continue
+            chosen, after = outcome
+            last = max(position[id(getattr(item, "victims", (item,))[0])] for item in chosen)
+            if best is None or (last, len(chosen)) < best[0]:
+                best = ((last, len(chosen)), chosen, after)
+        if best is not None:
+            _restore(session, best[2])
+            return best[1]
+    return None
+
+
+def _constrained(session: Session, unit: Unit) -> Gang | None:
+    """The unit's one unsettled gang with a constraint; None for none, or for several (a group
+    of constrained gangs searches the whole cluster, each gang still placed in its domain)."""
+    found = [
+        session.gangs[key]
+        for key in unit.gangs
+        if not session.gangs[key].settled and topology.plan_of(session, session.gangs[key]) is not None
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _candidates(now, then, level, allowed: int) -> np.ndarray:
+    fits = topology.fitting(then, level, then.copies(level), allowed)
+    if fits.size <= 1:
+        return fits
+    room = now.copies(level).sum(axis=0)
+    return fits[np.lexsort((fits, -room[fits]))][:CANDIDATES]
+
+
+def _try(session: Session, gang: Gang, inside: np.ndarray, pool: list, find):
+    """``find`` with the gang pinned to the domain; the state put back, and the state ``find``
+    left returned with its choice."""
+    state, ledger = session.state, session.queues
+    saved = (state.used.copy(), ledger.save() if ledger is not None else None)
+    pins = topology.domains(session).pin
+    pins[gang.key] = inside
+    try:
+        chosen = find(pool)
+        after = (state.used.copy(), ledger.save() if ledger is not None else None)
+    finally:
+        del pins[gang.key]
+        _restore(session, saved)
+    return (chosen, after) if chosen else None
+
+
+def _restore(session: Session, saved: tuple) -> None:
+    used, charged = saved
+    session.state.used[:] = used
+    if charged is not None:
+        session.queues.restore(charged)
