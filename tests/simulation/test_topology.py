@@ -199,3 +199,27 @@ def test_the_cli_prints_the_topology_rows_and_refuses_a_bad_mode(tmp_path, capsy
     assert results["topology"]["mode"] == "required"
     with pytest.raises(CommandError, match="unknown topology mode 'sometimes'"):
         call_command("simulate", *common, "--topology", "sometimes")
+
+
+def test_required_gangs_land_inside_one_domain_of_their_level():
+    # With the engine honouring constraints (issue 20, point 3), no eligible gang started outside
+    # one domain of its required level, and every job still finished.
+    trace, cluster = parse_trace(TINY, "tiny"), load_cluster(CLUSTER)
+    loop = replay_module._Loop(
+        trace, cluster, POLICIES["gangsched-topology"], ReplayOptions(topology="required")
+    )
+    result = loop.run()
+    assert not np.isnan(result.finish).any()
+    codes = {
+        RACK_LABEL: level_codes(cluster.nodes, RACK_LABEL),
+        BLOCK_LABEL: level_codes(cluster.nodes, BLOCK_LABEL),
+    }
+    required = 0
+    for job in sorted(loop.spans.eligible):
+        spec = trace.jobs[job]
+        request = np.array([spec.requests.get(r, 0) for r in loop.resources], dtype=np.float64)
+        level = loop.rule.constraint(request, spec.workers).required
+        if level is not None:
+            required += 1
+            assert len(set(codes[level][loop.spans.placed[job]].tolist())) == 1, spec.id
+    assert required == 24
