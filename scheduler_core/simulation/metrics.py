@@ -28,7 +28,7 @@ Definitions (docs/trace-replay.md repeats them):
 * ``topology`` (issue 20, ``topology_book.py``): for multi-node gangs (members on more than one
   node) and for eligible gangs (those ``gangsched-topology`` constrains), how many started, per
   level (block, rack) the share inside one domain and the average number of domains spanned, and
-  their avg and p95 wait.
+  their avg and p95 wait; for eligible gangs the same per size (``by_size``, the sizes above).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .outcome import Replay
+from .topology_book import shares
 
 _UNIT = {"cpu": 1000.0, "memory": float(2**30)}
 SIZES = (("1", 0.0, 1.0), ("2-8", 1.0, 8.0), ("9-64", 8.0, 64.0), ("65+", 64.0, np.inf))  # (label, >, <=)
@@ -93,13 +94,25 @@ def summarise(replay: Replay) -> dict:
 
 def _by_topology(replay: Replay) -> dict:
     book = replay.topology
-    figures = {}
-    for name in ("multi_node", "eligible"):
-        jobs = np.array(book[f"{name}_jobs"], dtype=np.int64)
-        wait = replay.start[jobs] - replay.submit[jobs]
-        wait = wait[~np.isnan(wait)]
-        figures[name] = {**book[name], "avg_wait_s": _mean(wait), "p95_wait_s": _percentile(wait, 95)}
+    jobs = book["jobs"]
+    multi, eligible = book["nodes"] > 1, book["eligible"]
+    figures = {"multi_node": _spread(replay, book, multi), "eligible": _spread(replay, book, eligible)}
+    demand = replay.demand[jobs]
+    figures["eligible"]["by_size"] = {
+        label: _spread(replay, book, eligible & (demand > above) & (demand <= upto))
+        for label, above, upto in SIZES
+        if (eligible & (demand > above) & (demand <= upto)).any()
+    }
     return figures
+
+
+def _spread(replay: Replay, book: dict, chosen: np.ndarray) -> dict:
+    """``topology_book.shares`` of the chosen started jobs, and their avg and p95 wait."""
+    jobs = book["jobs"][chosen]
+    wait = replay.start[jobs] - replay.submit[jobs]
+    wait = wait[~np.isnan(wait)]  # started, then preempted and not started again
+    figures = shares({name: counts[chosen] for name, counts in book["domains"].items()})
+    return {**figures, "avg_wait_s": _mean(wait), "p95_wait_s": _percentile(wait, 95)}
 
 
 def _by_queue(replay: Replay, started: np.ndarray) -> dict:

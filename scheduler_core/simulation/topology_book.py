@@ -31,25 +31,34 @@ from .topology_rule import level_codes
 MEASURED = (("block", BLOCK_LABEL), ("rack", RACK_LABEL))
 
 
-def spread(placements: Iterable[Sequence[int]], codes: dict[str, np.ndarray]) -> dict:
-    """For gangs placed on the given node indices: how many there are, and per level (``codes``:
-    short name -> each node's domain code) the share inside one domain and the average number of
-    domains. An empty set gives a count of 0 and None figures."""
-    spans: dict[str, list[int]] = {name: [] for name in codes}
-    count = 0
+def domain_counts(placements: Iterable[Sequence[int]], codes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per level (``codes``: short name -> each node's domain code), how many domains each gang's
+    nodes (indices) are in."""
+    counts: dict[str, list[int]] = {name: [] for name in codes}
     for nodes in placements:
         where = np.asarray(nodes, dtype=np.int64)
-        count += 1
         for name, level in codes.items():
-            spans[name].append(len(np.unique(level[where])))
+            counts[name].append(len(np.unique(level[where])))
+    return {name: np.array(values, dtype=np.int64) for name, values in counts.items()}
+
+
+def shares(counts: dict[str, np.ndarray]) -> dict:
+    """How many gangs, and per level the share inside one domain and the average number of
+    domains; no gang gives a count of 0 and None figures."""
     levels = {}
-    for name, counts in spans.items():
-        values = np.array(counts, dtype=float)
+    count = 0
+    for name, values in counts.items():
+        count = len(values)
         levels[name] = {
             "one_domain_share": round(float((values == 1).mean()), 4) if count else None,
             "avg_domains": round(float(values.mean()), 3) if count else None,
         }
     return {"gangs": count, "levels": levels}
+
+
+def spread(placements: Iterable[Sequence[int]], codes: dict[str, np.ndarray]) -> dict:
+    """``shares`` of gangs placed on the given node indices."""
+    return shares(domain_counts(placements, codes))
 
 
 class TopologyBook:
@@ -64,13 +73,13 @@ class TopologyBook:
             self.eligible.add(job)
 
     def summary(self) -> dict:
-        """The figures ``metrics.summarise`` reports, and the job indices of each set (for the
-        waits; ``metrics.py`` drops them from results.json)."""
-        multi = sorted(job for job, nodes in self.placed.items() if len(nodes) > 1)
-        eligible = sorted(self.eligible)
+        """Per job that started (``jobs``, trace indices, in order): how many nodes it landed on,
+        whether it is eligible, and per level how many domains it spans; ``metrics.py`` groups
+        them (multi-node, eligible, by size) with ``shares`` and adds the waits."""
+        jobs = sorted(self.placed)
         return {
-            "multi_node": spread((self.placed[job] for job in multi), self.codes),
-            "eligible": spread((self.placed[job] for job in eligible), self.codes),
-            "multi_node_jobs": multi,
-            "eligible_jobs": eligible,
+            "jobs": np.array(jobs, dtype=np.int64),
+            "nodes": np.array([len(self.placed[job]) for job in jobs], dtype=np.int64),
+            "eligible": np.array([job in self.eligible for job in jobs], dtype=bool),
+            "domains": domain_counts((self.placed[job] for job in jobs), self.codes),
         }

@@ -22,7 +22,7 @@ from scheduler_core.simulation import (
     replay,
 )
 from scheduler_core.simulation.metrics import summarise
-from scheduler_core.simulation.topology_book import TopologyBook, spread
+from scheduler_core.simulation.topology_book import TopologyBook, shares, spread
 from scheduler_core.simulation.topology_rule import TopologyModeError, TopologyRule, level_codes
 
 from .helpers import trace_text
@@ -85,10 +85,18 @@ def test_the_book_keeps_the_last_start_and_splits_multi_node_from_eligible():
     book.start(3, [1], eligible=True)  # eligible, landed on one node
     book.start(1, [16, 17], eligible=True)  # job 1 restarted: its last start counts
     summary = book.summary()
-    assert summary["multi_node_jobs"] == [1, 2]
-    assert summary["eligible_jobs"] == [1, 3]
-    assert summary["multi_node"]["levels"]["rack"] == {"one_domain_share": 1.0, "avg_domains": 1.0}
-    assert summary["eligible"]["gangs"] == 2
+    assert summary["jobs"].tolist() == [0, 1, 2, 3]
+    assert summary["nodes"].tolist() == [1, 2, 2, 1]
+    assert summary["eligible"].tolist() == [False, True, False, True]
+    assert summary["domains"]["rack"].tolist() == [1, 1, 1, 1]
+    multi = shares({name: counts[summary["nodes"] > 1] for name, counts in summary["domains"].items()})
+    assert multi == {
+        "gangs": 2,
+        "levels": {
+            "block": {"one_domain_share": 1.0, "avg_domains": 1.0},
+            "rack": {"one_domain_share": 1.0, "avg_domains": 1.0},
+        },
+    }
 
 
 # -- the rule ----------------------------------------------------------------------------------
@@ -162,6 +170,8 @@ def test_gangsched_topology_runs_and_its_figures_are_consistent():
                 >= figures[group]["levels"]["block"]["avg_domains"]
             )
             assert figures[group]["avg_wait_s"] >= 0 and figures[group]["p95_wait_s"] >= 0
+        by_size = figures["eligible"]["by_size"]
+        assert sum(size["gangs"] for size in by_size.values()) == figures["eligible"]["gangs"]
         json.dumps(metrics)  # results.json material
 
 

@@ -142,35 +142,45 @@ def format_table(results: dict) -> str:
                 (f"{queue}: below guarantee", lambda m, q=queue: _below(m, q)),
             ]
     if "topology" in first:
-        rows += topology_rows()
+        rows += topology_rows(list(first["topology"]["eligible"].get("by_size", {})))
     lines = ["| metric | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for label, cell in rows:
         lines.append(f"| {label} | " + " | ".join(cell(results["policies"][n]) for n in names) + " |")
     return "\n".join(lines)
 
 
-def topology_rows() -> list:
-    """Issue 20: where multi-node and eligible gangs landed, and what they waited."""
+def topology_rows(sizes: list[str]) -> list:
+    """Issue 20: where multi-node and eligible gangs landed (all, and eligible ones per size), and
+    what they waited."""
+    groups = [("multi-node gangs", ("multi_node",)), ("eligible gangs", ("eligible",))]
+    groups += [(f"eligible, size {size}", ("eligible", "by_size", size)) for size in sizes]
     rows = []
-    for group, title in (("multi_node", "multi-node gangs"), ("eligible", "eligible gangs")):
-        rows.append((f"{title}: started", lambda m, g=group: str(m["topology"][g]["gangs"])))
+    for title, path in groups:
+        rows.append((f"{title}: started", lambda m, p=path: str(_figures(m, p).get("gangs", "-"))))
         for level in ("rack", "block"):
             rows.append(
-                (f"{title}: in one {level}; avg {level}s", lambda m, g=group, v=level: _spread(m, g, v))
+                (f"{title}: in one {level}; avg {level}s", lambda m, p=path, v=level: _spread(m, p, v))
             )
-        rows.append((f"{title}: avg / p95 wait", lambda m, g=group: _group_wait(m["topology"][g])))
+        rows.append((f"{title}: avg / p95 wait", lambda m, p=path: _group_wait(_figures(m, p))))
     return rows
 
 
-def _spread(metrics: dict, group: str, level: str) -> str:
-    figures = metrics["topology"][group]["levels"][level]
-    if figures["one_domain_share"] is None:
+def _figures(metrics: dict, path: tuple[str, ...]) -> dict:
+    figures = metrics.get("topology", {})
+    for key in path:
+        figures = figures.get(key, {})
+    return figures
+
+
+def _spread(metrics: dict, path: tuple[str, ...], level: str) -> str:
+    figures = _figures(metrics, path).get("levels", {}).get(level, {})
+    if figures.get("one_domain_share") is None:
         return "-"
     return f"{figures['one_domain_share']:.0%}; {figures['avg_domains']:.2f}"
 
 
 def _group_wait(figures: dict) -> str:
-    return f"{_num(figures['avg_wait_s'])} / {_num(figures['p95_wait_s'])}"
+    return f"{_num(figures.get('avg_wait_s'))} / {_num(figures.get('p95_wait_s'))}"
 
 
 def _num(value, digits: int = 1) -> str:
