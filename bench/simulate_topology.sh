@@ -8,7 +8,8 @@
 #                          pod, 16-256 GPUs as 8-GPU workers, i.e. whole 8-GPU nodes), 5,000 jobs
 #                          at an offered load of 1.3 on 776 x 8 GPUs (the list's 6,212 GPUs), with
 #                          32Gi of memory per GPU so a worker fits the list's 8-GPU G2 servers.
-# Once per constraint mode ($MODES: preferred, required). The node list is found by name in
+# Once per constraint mode ($MODES: preferred, required). JOBS=10000 replays 10,000 jobs of the
+# same shape instead (production-10k-alibaba: a longer busy window). The node list is found by name in
 # GANGSCHED_TRACES_DIR (e.g. GANGSCHED_TRACES_DIR=/work/shared/traces), or give NODES=path.
 # Writes bench/results/simulate/topology-<name>-<mode>/results.json and the plots, and the wall
 # time to timing.json as bench/simulate.sh does.
@@ -18,6 +19,7 @@ PY=${PY:-.venv/bin/python}
 OUT=bench/results/simulate
 PROCESSES=${PROCESSES:-2}
 MODES=${MODES:-preferred required}
+JOBS=${JOBS:-5000}
 NODES=${NODES:-$("$PY" -c 'from scheduler_core.simulation.trace_files import find_trace; print(find_trace("alibaba-openb-gpu-nodes.csv"))')}
 mkdir -p "$OUT"
 
@@ -47,8 +49,9 @@ print(f"{name}: {timing[name]['wall_seconds']} s wall, load {before} -> {after}"
 PY
 }
 
-TRACE="$OUT/production-5k-alibaba.csv"
-"$PY" bench/make_trace.py production --jobs 5000 --nodes 776 --memory-per-gpu 32 --out "$TRACE"
+NAME="production-$((JOBS / 1000))k-alibaba"
+TRACE="$OUT/$NAME.csv"
+"$PY" bench/make_trace.py production --jobs "$JOBS" --nodes 776 --memory-per-gpu 32 --out "$TRACE"
 for mode in $MODES; do
-  run production-5k-alibaba "$TRACE" "$mode"
+  run "$NAME" "$TRACE" "$mode"
 done
