@@ -48,6 +48,7 @@ from engine_workload import (  # noqa: E402
     latency_snapshot,
     throughput_snapshot,
     with_queue_tree,
+    with_topology,
 )
 from naive_scheduler import naive_baseline  # noqa: E402
 
@@ -106,7 +107,9 @@ def measure_throughput(snapshot: Snapshot, max_cycles: int = 50) -> dict:
     }
 
 
-def measure_latency(nodes: int, gangs: int, runs: int, cap: int, fill: float, queues: int = 0) -> dict:
+def measure_latency(
+    nodes: int, gangs: int, runs: int, cap: int, fill: float, queues: int = 0, topology: int = 0
+) -> dict:
     now = 5000.0
     base = busy_cluster(nodes, seed=7, fill=fill, now=now)
     walls, timings, considered, results = [], [], [], []
@@ -114,6 +117,7 @@ def measure_latency(nodes: int, gangs: int, runs: int, cap: int, fill: float, qu
     for run in range(runs):
         seed = 100 + run
         snapshot = with_queue_tree(latency_snapshot(base, gangs, seed=seed, cap=cap), queues)
+        snapshot = with_topology(snapshot, topology)
         gc.collect()  # garbage from the previous run is not this cycle's cost
         started = time.perf_counter()
         result = run_cycle(snapshot, now + run, EngineConfig())
@@ -196,6 +200,13 @@ def main(argv: list[str] | None = None) -> int:
         "--queues", type=int, default=0, help="leaf queues of a 3-level tree (default 0: no queues)"
     )
     parser.add_argument(
+        "--topology-levels",
+        type=int,
+        default=0,
+        choices=range(4),
+        help="topology levels on the nodes, constraints on multi-node gangs (default 0: none)",
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="print cProfile of a throughput and a latency cycle"
     )
     args = parser.parse_args(argv)
@@ -209,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"building {pods:,} pending pods on {nodes:,} nodes ...", flush=True)
     snapshot = with_queue_tree(throughput_snapshot(nodes, pods, seed=42), args.queues)
+    snapshot = with_topology(snapshot, args.topology_levels)
     gangs_total = len(snapshot.gangs)
     sizes = sorted(g.total_number for g in snapshot.gangs)
 
@@ -220,7 +232,15 @@ def main(argv: list[str] | None = None) -> int:
         f"cycle latency: {gangs_in_cycle} pending gangs on {nodes:,} nodes, {latency_runs} runs ...",
         flush=True,
     )
-    latency = measure_latency(nodes, gangs_in_cycle, latency_runs, cap=256, fill=0.85, queues=args.queues)
+    latency = measure_latency(
+        nodes,
+        gangs_in_cycle,
+        latency_runs,
+        cap=256,
+        fill=0.85,
+        queues=args.queues,
+        topology=args.topology_levels,
+    )
 
     profiles = ""
     if args.profile:
@@ -236,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "quick": args.quick,
         "queues": args.queues,
+        "topology_levels": args.topology_levels,
         "nodes": nodes,
         "pods": pods,
         "gangs": gangs_total,
@@ -281,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         f"engine benchmark: {nodes:,} nodes, {pods:,} pods in {gangs_total:,} gangs "
         f"(sizes {sizes[0]}..{sizes[-1]}, median {sizes[len(sizes) // 2]})"
         + (f", {args.queues} leaf queues in a 3-level tree" if args.queues else "")
+        + (f", {args.topology_levels} topology levels" if args.topology_levels else "")
     )
     rows = [
         (

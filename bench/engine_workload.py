@@ -28,6 +28,8 @@ from scheduler_core.engine import (  # noqa: E402
     Snapshot,
     Taint,
     Toleration,
+    Topology,
+    TopologyConstraint,
 )
 
 GI = 2**30
@@ -240,3 +242,48 @@ def with_queue_tree(snapshot: Snapshot, count: int) -> Snapshot:
     queues, leaves = queue_tree(count, snapshot.nodes)
     gangs = tuple(dataclasses.replace(g, queue=leaves[i % len(leaves)]) for i, g in enumerate(snapshot.gangs))
     return dataclasses.replace(snapshot, gangs=gangs, queues=queues)
+
+
+#: ``--topology-levels``: node-label keys, widest first; N levels are the last N of these.
+TOPOLOGY_LEVELS = ("example.com/block", "example.com/rack", "kubernetes.io/hostname")
+NODES_PER_RACK = 16
+RACKS_PER_BLOCK = 8
+
+
+def with_topology(snapshot: Snapshot, levels: int) -> Snapshot:
+    """The snapshot on a cluster with ``levels`` topology levels (``--topology-levels``).
+
+    Nodes in their order: 16 nodes a rack, 8 racks a block (128 nodes), labels
+    ``example.com/block`` = ``block-<n>``, ``example.com/rack`` = ``rack-<n>``, and the hostname
+    level (already on every node). Levels: 1 = rack, 2 = block and rack, 3 = block, rack and
+    hostname. Pending gangs of 2 or more members, by their order in the snapshot: the first of
+    every three requires one block and prefers one rack, the second prefers one rack, the third
+    is unconstrained (so two thirds are constrained, one third required); with 1 level there is
+    no block, and the first also only prefers a rack.
+    """
+    if not levels:
+        return snapshot
+    block, rack, host = TOPOLOGY_LEVELS
+    keys = {1: (rack,), 2: (block, rack), 3: (block, rack, host)}[levels]
+    nodes = []
+    for i, node in enumerate(snapshot.nodes):
+        index = i // NODES_PER_RACK
+        labels = dict(node.labels)
+        labels[rack] = f"rack-{index:03d}"
+        if block in keys:
+            labels[block] = f"block-{index // RACKS_PER_BLOCK:02d}"
+        nodes.append(dataclasses.replace(node, labels=labels))
+    constraints = (
+        TopologyConstraint(required=block if block in keys else None, preferred=rack),
+        TopologyConstraint(preferred=rack),
+        None,
+    )
+    gangs, multi = [], 0
+    for gang in snapshot.gangs:
+        if not gang.satisfied and (gang.total_number or gang.min_member) >= 2:
+            gang = dataclasses.replace(gang, topology=constraints[multi % 3])
+            multi += 1
+        gangs.append(gang)
+    return dataclasses.replace(
+        snapshot, nodes=tuple(nodes), gangs=tuple(gangs), topologies=(Topology("bench", keys),)
+    )

@@ -132,17 +132,23 @@ class Trial:
         return free if self.limit is None else np.minimum(free, self.limit)
 
     def place(
-        self, session: Session, pods: list[Pod], gang: Gang | None, within: np.ndarray | None = None
+        self,
+        session: Session,
+        pods: list[Pod],
+        gang: Gang | None,
+        within: np.ndarray | None = None,
+        groups: list | None = None,
     ) -> list[Pod]:
         """Place as many of ``pods`` as fit, shape by shape; return those left unplaced.
 
-        ``within`` (a node mask) keeps them on those nodes: a topology domain (``topology.py``)."""
+        ``within`` (a node mask) keeps them on those nodes: a topology domain (``topology.py``,
+        which passes the pods' ``shapes`` too, computed once for all the domains it tries)."""
         left: list[Pod] = []
         placement = gang.placement if gang is not None else Placement.BINPACK
         queue = -1
         if self.ledger is not None:
             queue = self.ledger.queue_of(pods[0]) if pods else -1
-        for request, shape_pods in shapes(session, pods):
+        for request, shape_pods in groups if groups is not None else shapes(session, pods):
             mask = session.filter.mask(shape_pods[0])
             if within is not None:
                 mask = mask & within

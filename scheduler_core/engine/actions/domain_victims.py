@@ -1,13 +1,14 @@
 """Preemption and reclaim inside one domain (issue 20): victims only where the gang will land.
 
 A gang with a topology constraint can use only the room freed inside one domain: victims taken
-elsewhere would be work thrown away for nothing. So for such a unit, preemption and reclaim run
-their own search (``find``: the shortest prefix of their victims, then the minimal set) once per
-candidate domain, on the victims with a pod in that domain, the gang pinned to it meanwhile.
-The domain whose victims are cheapest wins: the earliest last victim in their order (lowest
-priority, youngest first), then the fewest victims, then the domain tried first. Levels are
-tried narrowest first, as placement tries them; with no required level the whole cluster comes
-last (the search on every victim, as before issue 20).
+elsewhere would be work thrown away for nothing. So for such a unit, preemption and reclaim
+probe each candidate domain (``probe``: the shortest prefix of their victims with a pod in
+that domain that lets the gang fit, the gang pinned to the domain meanwhile). The domain whose
+prefix is cheapest wins: the earliest last victim in their order (lowest priority, youngest
+first), then the fewest victims, then the domain probed first; only there does ``find`` run
+(the prefix again, then the victims not needed after all given back, one fit test each).
+Levels are tried narrowest first, as placement tries them; with no required level the whole
+cluster comes last (the search on every victim, as before issue 20).
 
 Candidate domains are those that could hold the gang were all their victims gone (``fit_counts``
 on free + the victims' usage, summed per domain: an upper bound), the ones with the most room
@@ -27,13 +28,24 @@ from ..session import Session
 
 #: Candidate domains evaluated per level.
 CANDIDATES = 3
+#: Inside a domain, how many of the victims found, the last taken first, are each tried for
+#: giving back (a big gang freeing a block may take hundreds; reclaim's own cap is the same).
+GIVE_BACK_TRIES = 16
 
 
-def search(session: Session, unit: Unit, pool: list, find: Callable[[list], list | None]) -> list | None:
+def search(
+    session: Session,
+    unit: Unit,
+    pool: list,
+    find: Callable[[list], list | None],
+    probe: Callable[[list], list | None],
+    find_within: Callable[[list], list | None] | None = None,
+) -> list | None:
     """``find`` on the victims of the best domain (module docstring), or on ``pool`` whole for
-    a unit with no constraint. ``pool`` items have ``nodes`` (node index per pod); what ``find``
-    returns is items of ``pool`` or bundles of them (``victims``, the first one ranks them).
-    The state (used capacity, queue ledger) is left as ``find`` left it for the winner."""
+    a unit with no constraint. ``pool`` items have ``nodes`` (node index per pod); what ``probe``
+    returns (the prefix, the state put back) is items of ``pool`` or bundles of them
+    (``victims``: the first one ranks a bundle). The state (used capacity, queue ledger) is
+    left as ``find`` left it for the winner (``find_within`` inside a domain, when given)."""
     gang = _constrained(session, unit)
     if gang is None or not pool:
         return find(pool)
@@ -43,13 +55,14 @@ def search(session: Session, unit: Unit, pool: list, find: Callable[[list], list
         return find(pool)
     state = session.state
     freed = np.zeros_like(state.alloc)
-    np.add.at(
-        freed, np.concatenate([item.nodes for item in pool]), np.concatenate([item.rows for item in pool])
-    )
-    now = topology.room_for(session, state.free, gang, pods)
-    then = topology.room_for(session, state.free + freed, gang, pods)
-    anchor = topology.anchor_of(session, gang)
+    nodes = np.concatenate([item.nodes for item in pool])
+    np.add.at(freed, nodes, np.concatenate([item.rows for item in pool]))
+    placed = topology.placed_members(session, gang)
+    now = topology.room_for(session, state.free, gang, pods, placed=placed)
+    then = topology.room_for(session, state.free + freed, gang, pods, placed=placed)
+    anchor = topology.anchor_of(session, placed)
     position = {id(item): i for i, item in enumerate(pool)}
+    owner = np.repeat(np.arange(len(pool)), [len(item.nodes) for item in pool])
     levels = topology.domains(session).levels(plan.topology)
     for step in plan.steps():
         if step is None:
@@ -63,17 +76,22 @@ def search(session: Session, unit: Unit, pool: list, find: Callable[[list], list
         best = None
         for domain in _candidates(now, then, level, allowed):
             inside = level.ids == domain
-            sub = [item for item in pool if inside[item.nodes].any()]
-            outcome = _try(session, gang, inside, sub, find) if sub else None
+            hit = np.zeros(len(pool), dtype=bool)
+            hit[owner[inside[nodes]]] = True
+            sub = [pool[i] for i in np.flatnonzero(hit)]
+            outcome = _try(session, gang, inside, sub, probe) if sub else None
             if outcome is None:
                 continue
-            chosen, after = outcome
-            last = max(position[id(getattr(item, "victims", (item,))[0])] for item in chosen)
-            if best is None or (last, len(chosen)) < best[0]:
-                best = ((last, len(chosen)), chosen, after)
+            prefix, _after = outcome
+            last = max(position[id(getattr(item, "victims", (item,))[0])] for item in prefix)
+            if best is None or (last, len(prefix)) < best[0]:
+                best = ((last, len(prefix)), inside, sub)
         if best is not None:
-            _restore(session, best[2])
-            return best[1]
+            _rank, inside, sub = best
+            outcome = _try(session, gang, inside, sub, find_within or find)
+            if outcome is not None:
+                _restore(session, outcome[1])
+                return outcome[0]
     return None
 
 

@@ -66,7 +66,14 @@ def preempt(session: Session, unit: Unit) -> bool:
         return False
     session.admission = ledger is None
     try:
-        chosen = domain_victims.search(session, unit, victims, lambda pool: _fewest(session, unit, pool))
+        chosen = domain_victims.search(
+            session,
+            unit,
+            victims,
+            lambda pool: _fewest(session, unit, pool),
+            lambda pool: _prefix(session, unit, pool),
+            lambda pool: _fewest(session, unit, pool, domain_victims.GIVE_BACK_TRIES),
+        )
     finally:
         session.admission = True
     if chosen is None:
@@ -83,10 +90,19 @@ def preempt(session: Session, unit: Unit) -> bool:
     return True
 
 
-def _fewest(session: Session, unit: Unit, victims: list[Victim]) -> list[Victim] | None:
-    """The cheapest victims that let ``unit`` fit, left evicted in the state; None: none do."""
+def _fewest(
+    session: Session, unit: Unit, victims: list[Victim], tries: int | None = None
+) -> list[Victim] | None:
+    """The cheapest victims that let ``unit`` fit, left evicted in the state; None: none do.
+    ``tries``: how many of them, the last taken first, are each tried for giving back (all)."""
     count = _shortest_prefix(session, unit, victims)
-    return _minimal(session, unit, victims[:count]) if count is not None else None
+    return _minimal(session, unit, victims[:count], tries) if count is not None else None
+
+
+def _prefix(session: Session, unit: Unit, victims: list[Victim]) -> list[Victim] | None:
+    """The shortest prefix of ``victims`` that lets ``unit`` fit, the state put back."""
+    count = _shortest_prefix(session, unit, victims)
+    return victims[:count] if count is not None else None
 
 
 def _above_minimum(session: Session, unit: Unit) -> bool:
@@ -97,7 +113,7 @@ def _above_minimum(session: Session, unit: Unit) -> bool:
     return gang is not None and len(session.running(gang.key)) >= gang.min_member
 
 
-def _minimal(session: Session, unit: Unit, chosen: list[Victim]) -> list[Victim]:
+def _minimal(session: Session, unit: Unit, chosen: list[Victim], tries: int | None = None) -> list[Victim]:
     """Evict ``chosen`` (which lets ``unit`` fit) and give back every victim not needed after all.
 
     Victims with no pod on a node the preemptor would use are given back at once; the rest one
@@ -124,7 +140,7 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim]) -> list[Victim]
         idle = set()
     taken -= idle
     kept = [victim for victim in chosen if id(victim) not in idle]
-    for victim in reversed(list(kept)):
+    for victim in list(reversed(kept))[:tries]:
         if _pinned(victim, taken):
             continue
         victim.restore(used)

@@ -109,7 +109,11 @@ def reclaim(session: Session, unit: Unit) -> bool:
             if not gone(session, victim) and not own.intersection(victim.owners)
         ]
         chosen = domain_victims.search(
-            session, unit, pool, lambda victims: _choose(session, unit, queue, victims, need)
+            session,
+            unit,
+            pool,
+            lambda victims: _choose(session, unit, queue, victims, need),
+            lambda victims: _choose(session, unit, queue, victims, need, minimal=False),
         )
     if chosen is None:
         ledger.reclaim_failed.setdefault(queue, []).append(need)
@@ -118,15 +122,20 @@ def reclaim(session: Session, unit: Unit) -> bool:
     return True
 
 
-def _choose(session: Session, unit: Unit, queue: int, pool: list[Victim], need: np.ndarray) -> list | None:
-    """The fewest eligible bundles of ``pool`` that let the unit fit; None when none do."""
+def _choose(
+    session: Session, unit: Unit, queue: int, pool: list[Victim], need: np.ndarray, minimal: bool = True
+) -> list | None:
+    """The fewest eligible bundles of ``pool`` that let the unit fit, those not needed after all
+    given back (``minimal``; else the shortest prefix); None when none do."""
     bundles = _bundles(session, pool)
     if session.config.reclaim == "guarantee":
         eligible = _borrowing(session, queue, bundles)
     else:
         eligible = _eligible(session, queue, bundles, need)
     count = _shortest_prefix(session, unit, eligible) if eligible else None
-    return _minimal(session, unit, eligible[:count]) if count is not None else None
+    if count is None or not minimal:
+        return eligible[:count] if count is not None else None
+    return _minimal(session, unit, eligible[:count])
 
 
 def _need(session: Session, unit: Unit) -> np.ndarray:
