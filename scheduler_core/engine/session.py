@@ -138,11 +138,13 @@ class Trial:
         gang: Gang | None,
         within: np.ndarray | None = None,
         groups: list | None = None,
+        counts: np.ndarray | None = None,
     ) -> list[Pod]:
         """Place as many of ``pods`` as fit, shape by shape; return those left unplaced.
 
         ``within`` (a node mask) keeps them on those nodes: a topology domain (``topology.py``,
-        which passes the pods' ``shapes`` too, computed once for all the domains it tries)."""
+        which passes the pods' ``shapes`` too, computed once for all the domains it tries, and
+        for a single shape its ``counts`` per node on the trial's available capacity)."""
         left: list[Pod] = []
         placement = gang.placement if gang is not None else Placement.BINPACK
         queue = -1
@@ -153,11 +155,11 @@ class Trial:
             if within is not None:
                 mask = mask & within
             available = self.available()
-            counts = fit_counts(available, request, mask)
+            fit = fit_counts(available, request, mask) if counts is None else np.where(mask, counts, 0)
             need = len(shape_pods)
             if self.ledger is not None and queue >= 0:
                 need = self._admit(queue, request, need)
-            takes = choose(counts, need, available, self.state.alloc, request, placement, self.state.scale)
+            takes = choose(fit, need, available, self.state.alloc, request, placement, self.state.scale)
             nodes = spread_nodes(takes)
             if nodes.size:
                 self.state.used += takes[:, None] * request

@@ -4,6 +4,9 @@ A distributed job runs at the speed of its slowest link, so a gang with a ``Topo
 is placed inside one domain (one rack, one block) of a ``Topology`` level, all-or-nothing as
 any gang. The rules, in the order they apply:
 
+0. *One node*: a bin-packed gang (of one shape, none of it placed yet) that one node can hold
+   whole goes to the fullest such node among those labelled at every level it may use
+   (bin-packing's own rule, ``placement.choose``): one node is inside one domain of every level.
 1. *Best fit*: among the domains of a level that can hold the whole gang (else its minimum), the
    one that leaves the least of the gang's dominant resource free once it is placed, so big
    domains stay whole for big gangs. Ties: the fewest copies left over, then the first domain.
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Gang, GangMode, Pod
+from .model import Gang, GangMode, Placement, Pod
 from .placement import fit_counts
 from .session import Session, Trial, shapes
 from .topology_index import Level, domains, plan_of, unknown
@@ -78,13 +81,14 @@ class Room:
     dominant: int  # the resource column the gang asks the most of
     free: np.ndarray  # per node: available amount of the dominant resource on eligible nodes
 
+    @property
+    def single(self) -> np.ndarray | None:
+        """The copies per node of the only shape (reused by ``Trial.place``); None: several."""
+        return self.capped[0] if len(self.capped) == 1 else None
+
     def copies(self, level: Level) -> np.ndarray:
         """Shapes x domains: how many copies each domain can take."""
-        valid = level.ids >= 0
-        ids = level.ids[valid]
-        return np.stack(
-            [np.bincount(ids, weights=c[valid], minlength=level.count) for c in self.capped]
-        ).astype(np.int64)
+        return np.stack([level.sums(c) for c in self.capped]).astype(np.int64)
 
 
 def place(
@@ -98,21 +102,35 @@ def place(
         return trial.place(session, pods, gang), None
     index = domains(session)
     levels = index.levels(plan.topology)
-    pin = index.pin.get(gang.key)
+    pinned = index.pin.get(gang.key)
+    pin = pinned  # and, with a required level, only nodes in one of its domains
+    if plan.required is not None:
+        valid = levels[plan.required].valid
+        pin = valid if pinned is None else pinned & valid
     placed = placed_members(session, gang)
     room = room_for(session, trial.available(), gang, pods, pin, placed)
     anchor = anchor_of(session, placed)
+    if not anchor.size and pinned is None and room.single is not None and gang.placement == Placement.BINPACK:
+        # One node holds the whole gang: bin-packing's fullest such node is inside one domain
+        # of every level (rule 0), with no domain search.
+        labelled = np.logical_and.reduce([levels[step].valid for step in plan.steps() if step is not None])
+        if np.any(labelled & (room.single >= room.needs[0])):
+            return trial.place(
+                session, pods, gang, groups=room.groups, counts=room.single, within=labelled
+            ), None
     cut = trial.cut
     for step in plan.steps():
         if step is None:
-            return trial.place(session, pods, gang, groups=room.groups, within=pin), None
+            return trial.place(session, pods, gang, groups=room.groups, counts=room.single, within=pin), None
         level = levels[step]
         allowed = anchored(level, anchor)
         if allowed is None:
             if step == plan.required:  # already split over its domains: keep to where it is
                 found = np.unique(level.ids[anchor])
                 within = np.isin(level.ids, found[found >= 0]) & (pin if pin is not None else True)
-                return trial.place(session, pods, gang, groups=room.groups, within=within), None
+                return trial.place(
+                    session, pods, gang, groups=room.groups, counts=room.single, within=within
+                ), None
             continue
         copies = room.copies(level)
         for domain in fitting(room, level, copies, allowed)[:TRIES]:
@@ -127,7 +145,7 @@ def place(
                 left = _fewest_below(session, trial, gang, pods, room, narrower, within)
                 if left is not None and len(pods) - len(left) >= room.minimum:
                     return left, None
-            left = trial.place(session, pods, gang, groups=room.groups, within=within)
+            left = trial.place(session, pods, gang, groups=room.groups, counts=room.single, within=within)
             if len(pods) - len(left) >= room.minimum or trial.cut is not cut:
                 return left, None  # placed, or held back by its queue: no other domain helps
             trial.undo_since(mark)
@@ -195,8 +213,7 @@ def fitting(room: Room, level: Level, copies: np.ndarray, allowed: int) -> np.nd
         return candidates + allowed
     if candidates.size <= 1:
         return candidates
-    valid = level.ids >= 0
-    free = np.bincount(level.ids[valid], weights=room.free[valid], minlength=level.count)
+    free = level.sums(room.free)
     spare = copies.sum(axis=0)
     return candidates[np.lexsort((candidates, spare[candidates], free[candidates]))]
 
@@ -222,7 +239,14 @@ def _fewest_below(
     fits = rest[copies[rest] >= remainder]
     taken.append(int(fits[np.lexsort((fits, copies[fits]))][0]))
     mark = len(trial.placed)
-    left = trial.place(session, pods, gang, groups=room.groups, within=within & np.isin(narrower.ids, taken))
+    left = trial.place(
+        session,
+        pods,
+        gang,
+        groups=room.groups,
+        counts=room.single,
+        within=within & np.isin(narrower.ids, taken),
+    )
     if len(pods) - len(left) < room.minimum:
         trial.undo_since(mark)
         return None
@@ -258,7 +282,7 @@ def _best_effort(
         within = level.ids == best
         if pin is not None:
             within &= pin
-        left = trial.place(session, pods, gang, groups=room.groups, within=within)
+        left = trial.place(session, pods, gang, groups=room.groups, counts=room.single, within=within)
     elif best >= 0:  # its trial is thrown away: only how many it would place counts (clocks)
         left = pods[int(placeable[best]) :]
     miss = Miss(

@@ -21,10 +21,16 @@ class Level:
     name: str  # as explanations say it ("rack")
     ids: np.ndarray  # the domain index of each node; -1: in no domain of this level
     names: tuple[str, ...]  # each domain's label value
+    valid: np.ndarray  # the nodes in some domain of this level (ids >= 0)
+    valid_ids: np.ndarray  # their domain indexes (ids[valid]), for np.bincount
 
     @property
     def count(self) -> int:
         return len(self.names)
+
+    def sums(self, per_node: np.ndarray) -> np.ndarray:
+        """``per_node`` summed per domain."""
+        return np.bincount(self.valid_ids, weights=per_node[self.valid], minlength=self.count)
 
 
 def level_name(key: str) -> str:
@@ -100,7 +106,17 @@ def _build_levels(nodes, topology: Topology) -> list[Level]:
                 found = index[depth][path] = len(names[depth])
                 names[depth].append(value)
             ids[depth, position] = found
-    return [Level(key, level_name(key), ids[depth], tuple(names[depth])) for depth, key in enumerate(keys)]
+    return [
+        Level(
+            key,
+            level_name(key),
+            ids[depth],
+            tuple(names[depth]),
+            ids[depth] >= 0,
+            ids[depth][ids[depth] >= 0],
+        )
+        for depth, key in enumerate(keys)
+    ]
 
 
 def _resolve(topologies: tuple[Topology, ...], constraint: TopologyConstraint) -> Plan | str:

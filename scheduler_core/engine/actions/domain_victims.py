@@ -58,12 +58,13 @@ def search(
     nodes = np.concatenate([item.nodes for item in pool])
     np.add.at(freed, nodes, np.concatenate([item.rows for item in pool]))
     placed = topology.placed_members(session, gang)
-    now = topology.room_for(session, state.free, gang, pods, placed=placed)
-    then = topology.room_for(session, state.free + freed, gang, pods, placed=placed)
+    levels = topology.domains(session).levels(plan.topology)
+    valid = levels[plan.required].valid if plan.required is not None else None
+    now = topology.room_for(session, state.free, gang, pods, valid, placed)
+    then = topology.room_for(session, state.free + freed, gang, pods, valid, placed)
     anchor = topology.anchor_of(session, placed)
     position = {id(item): i for i, item in enumerate(pool)}
     owner = np.repeat(np.arange(len(pool)), [len(item.nodes) for item in pool])
-    levels = topology.domains(session).levels(plan.topology)
     for step in plan.steps():
         if step is None:
             return find(pool)

@@ -125,17 +125,20 @@ def reclaim(session: Session, unit: Unit) -> bool:
 def _choose(
     session: Session, unit: Unit, queue: int, pool: list[Victim], need: np.ndarray, minimal: bool = True
 ) -> list | None:
-    """The fewest eligible bundles of ``pool`` that let the unit fit, those not needed after all
-    given back (``minimal``; else the shortest prefix); None when none do."""
+    """The fewest eligible bundles of ``pool`` that let the unit fit (``_fewest``)."""
     bundles = _bundles(session, pool)
     if session.config.reclaim == "guarantee":
-        eligible = _borrowing(session, queue, bundles)
-    else:
-        eligible = _eligible(session, queue, bundles, need)
-    count = _shortest_prefix(session, unit, eligible) if eligible else None
+        return _fewest(session, unit, _borrowing(session, queue, bundles), minimal)
+    return _fewest(session, unit, _eligible(session, queue, bundles, need), minimal)
+
+
+def _fewest(session: Session, unit: Unit, bundles: list[Bundle], minimal: bool = True) -> list | None:
+    """The shortest prefix of ``bundles`` that lets the unit fit, then those not needed given
+    back (``minimal``); None when none do."""
+    count = _shortest_prefix(session, unit, bundles) if bundles else None
     if count is None or not minimal:
-        return eligible[:count] if count is not None else None
-    return _minimal(session, unit, eligible[:count])
+        return bundles[:count] if count is not None else None
+    return _minimal(session, unit, bundles[:count])
 
 
 def _need(session: Session, unit: Unit) -> np.ndarray:
@@ -350,11 +353,15 @@ def within_max(session: Session, unit: Unit) -> bool:
         and not gone(session, victim)
         and not own.intersection(victim.owners)
     ]
-    bundles = list(_bundles(session, pool))
-    count = _shortest_prefix(session, unit, bundles) if bundles else None
-    if count is None:
+    chosen = domain_victims.search(
+        session,
+        unit,
+        pool,
+        lambda victims: _fewest(session, unit, list(_bundles(session, victims))),
+        lambda victims: _fewest(session, unit, list(_bundles(session, victims)), minimal=False),
+    )
+    if chosen is None:
         return False
-    chosen = _minimal(session, unit, bundles[:count])
     name = ledger.tree.names[queue]
     preemptor = f"preempted by {unit.key} (priority {unit.priority}) within queue {name}, at its max"
     names = _evict(session, chosen, preemptor)

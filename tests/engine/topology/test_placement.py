@@ -190,3 +190,35 @@ def test_a_gang_of_two_shapes_needs_a_rack_for_both():
     result = run_cycle(snap, NOW)
     assert result.binds == []
     assert result.explanations["t/a"].reason == Reason.NO_DOMAIN_FITS
+
+
+def test_a_rack_outside_every_block_is_not_a_rack_of_a_required_block():
+    # Found by the property "a required gang is never split": a node with a rack label but no
+    # block label is in no block, so a gang that must stay in one block never lands there.
+    nodes = (labelled("a", {BLOCK: "b0", RACK: "r0"}, cpu=1), labelled("b", {RACK: "r0"}, cpu=8))
+    both = TopologyConstraint(required=BLOCK, preferred=RACK)
+    snap = world(nodes, members("t/a", 2, cpu=1), [gang("t/a", 2, topology=both)])
+    result = run_cycle(snap, NOW)
+    assert result.binds == []
+    assert result.explanations["t/a"].reason == Reason.NO_DOMAIN_FITS
+
+
+def test_a_spread_gang_spreads_inside_its_rack():
+    from scheduler_core.engine import Placement
+
+    nodes = fleet("b0:r0=3,r1=2", cpu=8)
+    snap = world(
+        nodes,
+        members("t/a", 2, cpu=1),
+        [gang("t/a", 2, placement=Placement.SPREAD, topology=required(RACK))],
+    )
+    placed = {b.node for b in run_cycle(snap, NOW).binds}
+    # r1 is the best fit (the smaller rack); spread, the two members take its two nodes.
+    assert placed == {"r1-h0", "r1-h1"}
+
+
+def test_with_topology_off_an_unknown_level_is_ignored_too():
+    nodes = fleet("b0:r0=2")
+    snap = world(nodes, members("t/a", 1, gpu=8), [gang("t/a", 1, topology=required("example.com/pod"))])
+    result = run_cycle(snap, NOW, EngineConfig(topology=False))
+    assert bound_of(result, "t/a") == ["t/a-0"]
