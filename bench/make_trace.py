@@ -2,7 +2,7 @@
 cluster (``production``), or the Tiresias trace compressed in time (``tiresias-scaled``).
 
     python bench/make_trace.py [production] [--jobs 10000] [--nodes 1000] [--load 1.3] [--seed 7]
-                               [--out bench/results/simulate/production-10k.csv]
+                               [--memory-per-gpu 64] [--out bench/results/simulate/production-10k.csv]
     python bench/make_trace.py tiresias-scaled [--copies 10] [--nodes 32] [--gpus-per-node 4]
                                [--load 1.3] [--out bench/results/simulate/tiresias-600-load1.3.csv]
 
@@ -36,7 +36,8 @@ a 1-GPU majority, a heavy multi-node tail up to 256 GPUs; the exact figures are 
 1 to 8 GPUs fit on one node and run as one pod of ``G`` GPUs (one process per node, as
 ``torchrun`` launches them); 16 GPUs and more run as ``G / 8`` workers of 8 GPUs, i.e. whole
 nodes, all required (``min_workers = workers``). Each GPU comes with a GPU's share of the node,
-8 CPUs and 64Gi, so CPU and memory never bind before GPUs. About 6.4 GPUs per job on average;
+8 CPUs and 64Gi (``--memory-per-gpu`` GiB: 32 fits every node of Alibaba's ``openb`` list, whose
+8-GPU G2 servers have 384Gi), so CPU and memory never bind before GPUs. About 6.4 GPUs per job on average;
 jobs of 16 GPUs and more are 10% of the jobs and 69% of the GPUs asked (and, durations being
 drawn independently of size, of the GPU time).
 
@@ -95,7 +96,9 @@ PER_GPU = {"cpu": 8_000, "memory": 64 * 2**30}
 DURATION_SIGMA = 0.3
 
 
-def production_jobs(jobs: int, gpus: int, load: float, seed: int, source: Path = SOURCE) -> list[Job]:
+def production_jobs(
+    jobs: int, gpus: int, load: float, seed: int, source: Path = SOURCE, memory_per_gpu: int = 64
+) -> list[Job]:
     """``jobs`` jobs of the documented size distribution at an offered load of ``load`` on ``gpus``."""
     durations_source = np.array([job.duration for job in load_trace(source).jobs])
     rng = np.random.default_rng(seed)
@@ -109,7 +112,8 @@ def production_jobs(jobs: int, gpus: int, load: float, seed: int, source: Path =
     for i in range(jobs):
         size = int(sizes[i])
         workers, per_worker = (1, size) if size <= NODE_GPUS else (size // NODE_GPUS, NODE_GPUS)
-        requests = {resource: amount * per_worker for resource, amount in PER_GPU.items()}
+        per_gpu = {**PER_GPU, "memory": memory_per_gpu * 2**30}
+        requests = {resource: amount * per_worker for resource, amount in per_gpu.items()}
         requests[GPU] = per_worker
         made.append(
             Job(
@@ -165,12 +169,13 @@ def main() -> None:
     parser.add_argument("--gpus-per-node", type=int, default=None, help="8 (production), 4 (tiresias-scaled)")
     parser.add_argument("--load", type=float, default=1.3, help="offered load (default 1.3)")
     parser.add_argument("--seed", type=int, default=7, help="production only")
+    parser.add_argument("--memory-per-gpu", type=int, default=64, help="GiB, production only (64)")
     parser.add_argument("--copies", type=int, default=10, help="tiresias-scaled only")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.kind == "production":
         gpus = (args.nodes or 1000) * (args.gpus_per_node or NODE_GPUS)
-        jobs = production_jobs(args.jobs, gpus, args.load, args.seed)
+        jobs = production_jobs(args.jobs, gpus, args.load, args.seed, memory_per_gpu=args.memory_per_gpu)
         out = args.out or OUT / "production-10k.csv"
     else:
         gpus = (args.nodes or 32) * (args.gpus_per_node or 4)

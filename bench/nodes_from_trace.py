@@ -8,7 +8,11 @@ Reads a CSV with ``sn`` (the node's name), ``cpu_milli``, ``memory_mib``, ``gpu`
 ``model`` (GPU model) columns, as Alibaba's cluster-trace-gpu-v2023 ``openb_node_list`` has.
 Each node gets ``status.allocatable`` (cpu, memory, ``nvidia.com/gpu`` when it has GPUs, 110
 pods) and the label ``gpu-model`` (nodes without GPUs: none), so node selectors can target a
-model. ``--taint-gpu`` taints GPU nodes ``nvidia.com/gpu=present:NoSchedule`` as GKE and AKS do.
+model, and the topology labels of ``scheduler_core/rack_labels.py`` (issue 20): in list order, 8
+nodes a rack (``topology.gangsched.io/rack: rack-0000``, ...) and 4 racks a block
+(``topology.gangsched.io/block: block-000``, ...), plus ``kubernetes.io/hostname``, the levels a
+Kueue/KAI ``Topology`` names (``--limit`` keeps the first nodes' racks as they are).
+``--taint-gpu`` taints GPU nodes ``nvidia.com/gpu=present:NoSchedule`` as GKE and AKS do.
 """
 
 from __future__ import annotations
@@ -17,8 +21,12 @@ import argparse
 import csv
 import re
 import sys
+from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from scheduler_core.rack_labels import rack_labels  # noqa: E402  (the repository's root, above)
 
 
 def node_name(raw: str) -> str:
@@ -27,14 +35,14 @@ def node_name(raw: str) -> str:
     return name or "node"
 
 
-def node(row: dict[str, str], *, taint_gpu: bool) -> dict:
+def node(row: dict[str, str], *, taint_gpu: bool, position: int = 0) -> dict:
     gpus = int(float(row.get("gpu") or 0))
     allocatable = {
         "cpu": f"{int(float(row['cpu_milli']))}m",
         "memory": f"{int(float(row['memory_mib']))}Mi",
         "pods": "110",
     }
-    labels = {"kubernetes.io/hostname": node_name(row["sn"]), "type": "kwok"}
+    labels = {**rack_labels(position, node_name(row["sn"])), "type": "kwok"}
     spec: dict = {}
     if gpus:
         allocatable["nvidia.com/gpu"] = str(gpus)
@@ -62,7 +70,7 @@ def main() -> int:
     args = parser.parse_args()
     with open(args.csv, newline="") as handle:
         rows = list(csv.DictReader(handle))[: args.limit]
-    nodes = [node(row, taint_gpu=args.taint_gpu) for row in rows]
+    nodes = [node(row, taint_gpu=args.taint_gpu, position=i) for i, row in enumerate(rows)]
     yaml.safe_dump_all(nodes, sys.stdout, sort_keys=False, explicit_start=True)
     return 0
 

@@ -163,6 +163,7 @@ def simulation_detail(request, pk: int):
             )
         )
     rows.extend(_queue_rows(policies))
+    rows.extend(_topology_rows(policies))
     return render(
         request,
         "dashboard/simulation_detail.html",
@@ -219,6 +220,25 @@ def _queue_rows(policies: list[tuple[str, dict]]) -> list[tuple[str, list[str]]]
                 [_share(f.get("below_guarantee_share")) for f in figures],
             )
         )
+    return rows
+
+
+def _topology_rows(policies: list[tuple[str, dict]]) -> list[tuple[str, list[str]]]:
+    """With racks (issue 20): where gangs that may span nodes landed, and what they waited."""
+    if not any("topology" in m for _n, m in policies):
+        return []
+    rows = []
+    for group, title in (("eligible", "Gangs that may span nodes"), ("multi_node", "Multi-node gangs")):
+        figures = [m.get("topology", {}).get(group, {}) for _n, m in policies]
+        rows.append((f"{title}: started", [_show(f.get("gangs"), "count") for f in figures]))
+        for level in ("rack", "block"):
+            spans = [f.get("levels", {}).get(level, {}) for f in figures]
+            rows.append((f"{title}: inside one {level}", [_share(x.get("one_domain_share")) for x in spans]))
+            rows.append(
+                (f"{title}: avg {level}s spanned", [_show(x.get("avg_domains"), "ratio") for x in spans])
+            )
+        rows.append((f"{title}: avg wait (s)", [_show(f.get("avg_wait_s"), "seconds") for f in figures]))
+        rows.append((f"{title}: p95 wait (s)", [_show(f.get("p95_wait_s"), "seconds") for f in figures]))
     return rows
 
 

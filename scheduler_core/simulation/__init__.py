@@ -11,9 +11,19 @@ and the benchmark share it::
 
 from .clusters import Cluster, ClusterSpecError, load_cluster
 from .compare import Comparison, compare, write_outputs
-from .policies import DEFAULT_POLICIES, POLICIES, QUEUE_POLICIES, Policy, UnknownPolicy, get_policies
+from .policies import (
+    DEFAULT_POLICIES,
+    POLICIES,
+    QUEUE_POLICIES,
+    TOPOLOGY_POLICIES,
+    Policy,
+    UnknownPolicy,
+    get_policies,
+)
 from .replay import ReplayOptions, replay
 from .tenants import DEFAULT_QUEUES, QueueSpecError, QueueTree, parse_queues
+from .topology_rule import MODES as TOPOLOGY_MODES
+from .topology_rule import TopologyModeError, check_mode
 from .traces import Job, Trace, TraceError, load_trace, parse_trace
 
 __all__ = [
@@ -21,6 +31,8 @@ __all__ = [
     "DEFAULT_QUEUES",
     "POLICIES",
     "QUEUE_POLICIES",
+    "TOPOLOGY_MODES",
+    "TOPOLOGY_POLICIES",
     "Cluster",
     "ClusterSpecError",
     "Comparison",
@@ -30,8 +42,10 @@ __all__ = [
     "QueueTree",
     "ReplayOptions",
     "Trace",
+    "TopologyModeError",
     "TraceError",
     "UnknownPolicy",
+    "check_mode",
     "compare",
     "get_policies",
     "load_cluster",

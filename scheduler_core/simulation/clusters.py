@@ -8,6 +8,9 @@
 * A node list CSV in the Alibaba ``openb`` format (``sn,cpu_milli,memory_mib,gpu,model``); the
   GPU model becomes the node label ``gpu-model`` so node selectors can target it.
 
+Every node also gets block, rack and hostname labels by ``scheduler_core/rack_labels.py``'s rule
+(8 nodes a rack, 4 racks a block, in list order), so topology-aware placement can be measured.
+
 Errors are ``ClusterSpecError`` with the reason (and the line, for a CSV).
 """
 
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from scheduler_core.engine.model import Node
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
+from scheduler_core.rack_labels import rack_labels
 
 PRESETS = {"n32g4": "32x{cpu=40,memory=256Gi,nvidia.com/gpu=4}"}
 OPENB_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
@@ -71,9 +75,12 @@ def parse_spec(spec: str) -> Cluster:
         if count < 1:
             raise ClusterSpecError(f"group {number}: the node count must be at least 1")
         allocatable = _resources(number, match.group(2))
-        nodes.extend(Node(f"g{number}-n{i:05d}", allocatable) for i in range(count))
-        if len(nodes) > MAX_NODES:
+        first = len(nodes)
+        if first + count > MAX_NODES:
             raise ClusterSpecError(f"more than {MAX_NODES:,} nodes")
+        for i in range(count):
+            name = f"g{number}-n{i:05d}"
+            nodes.append(Node(name, allocatable, rack_labels(first + i, name)))
     return Cluster(spec.strip(), tuple(nodes))
 
 
@@ -129,7 +136,9 @@ def load_node_csv(path: str | Path) -> Cluster:
         if not name or name in names or min(allocatable.values()) < 0:
             raise ClusterSpecError(f"{path.name}: line {number}: empty, repeated or negative field")
         names.add(name)
-        labels = {GPU_MODEL_LABEL: model} if model else {}
+        labels = rack_labels(len(nodes), name)
+        if model:
+            labels[GPU_MODEL_LABEL] = model
         nodes.append(Node(name, allocatable, labels))
     if not nodes:
         raise ClusterSpecError(f"{path.name}: no nodes")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_core.engine.model import HeadOfLine
+from scheduler_core.rack_labels import LEVELS, NODES_PER_RACK, RACKS_PER_BLOCK
 
 from .clusters import Cluster
 from .metrics import summarise
@@ -47,6 +48,12 @@ class Comparison:
             "tick_s": self.options.tick,
             "queue_window": self.options.queue_window,
             **({"queues": self.options.queues.spec} if self.options.queues is not None else {}),
+            "topology": {
+                "levels": list(LEVELS),
+                "nodes_per_rack": NODES_PER_RACK,
+                "racks_per_block": RACKS_PER_BLOCK,
+                "mode": self.options.topology,  # the constraint gangsched-topology gives
+            },
             "policies": {replay.policy: summarise(replay) for replay in self.replays},
         }
 

@@ -103,7 +103,8 @@ class EngineView:
             seen = job.view if job.view is not None else job.pods
             offsets[job.index] = (len(pods), len(pods) + len(seen), position)
             pods.extend(seen)
-        snapshot = Snapshot(self.nodes, tuple(pods), tuple(job.gang for job in chosen), queues=self.queues)
+        gangs = tuple(job.gang for job in chosen)
+        snapshot = Snapshot(self.nodes, tuple(pods), gangs, queues=self.queues, topologies=self.topologies)
         return snapshot, offsets, truncated
 
     def _need(self, job: Job) -> int:

@@ -25,6 +25,10 @@ Definitions (docs/trace-replay.md repeats them):
   and the GPU-hours they threw away), and over all queues ``jain_index`` (time-weighted Jain's
   index of usage over fair share), ``reclaim_evictions``, ``reclaim_lost_gpu_hours``,
   ``reclaim_evicted_again``.
+* ``topology`` (issue 20, ``topology_book.py``): for multi-node gangs (members on more than one
+  node) and for eligible gangs (those ``gangsched-topology`` constrains), how many started, per
+  level (block, rack) the share inside one domain and the average number of domains spanned, and
+  their avg and p95 wait; for eligible gangs the same per size (``by_size``, the sizes above).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .outcome import Replay
+from .topology_book import shares
 
 _UNIT = {"cpu": 1000.0, "memory": float(2**30)}
 SIZES = (("1", 0.0, 1.0), ("2-8", 1.0, 8.0), ("9-64", 8.0, 64.0), ("65+", 64.0, np.inf))  # (label, >, <=)
@@ -82,7 +87,32 @@ def summarise(replay: Replay) -> dict:
     }
     if replay.queues is not None:
         summary.update(_by_queue(replay, started))
+    if replay.topology is not None:
+        summary["topology"] = _by_topology(replay)
     return summary
+
+
+def _by_topology(replay: Replay) -> dict:
+    book = replay.topology
+    jobs = book["jobs"]
+    multi, eligible = book["nodes"] > 1, book["eligible"]
+    figures = {"multi_node": _spread(replay, book, multi), "eligible": _spread(replay, book, eligible)}
+    demand = replay.demand[jobs]
+    figures["eligible"]["by_size"] = {
+        label: _spread(replay, book, eligible & (demand > above) & (demand <= upto))
+        for label, above, upto in SIZES
+        if (eligible & (demand > above) & (demand <= upto)).any()
+    }
+    return figures
+
+
+def _spread(replay: Replay, book: dict, chosen: np.ndarray) -> dict:
+    """``topology_book.shares`` of the chosen started jobs, and their avg and p95 wait."""
+    jobs = book["jobs"][chosen]
+    wait = replay.start[jobs] - replay.submit[jobs]
+    wait = wait[~np.isnan(wait)]  # started, then preempted and not started again
+    figures = shares({name: counts[chosen] for name, counts in book["domains"].items()})
+    return {**figures, "avg_wait_s": _mean(wait), "p95_wait_s": _percentile(wait, 95)}
 
 
 def _by_queue(replay: Replay, started: np.ndarray) -> dict:

@@ -46,9 +46,18 @@ class Replay:
     overtake_limit_s: float = 0.0  # the queue order's limit (0: FIFO), from the policy's config
     # With a queue tree: ``QueueBook.summary()`` and each job's queue (``job_queues``); else None.
     queues: dict | None = None
+    # ``TopologyBook.summary()``: where gangs landed, by rack and block (issue 20).
+    topology: dict | None = None
 
 
 def main_resource(resources: tuple[str, ...]) -> str:
     """What a cluster is judged by: GPUs if it has any, else CPUs."""
     gpus = [r for r in resources if r.endswith("gpu")]
     return gpus[0] if gpus else ("cpu" if "cpu" in resources else resources[0])
+
+
+def job_demand(jobs, resources: tuple[str, ...]) -> np.ndarray:
+    """Per trace job: what all its workers ask of ``main_resource`` (cpu in cores)."""
+    main = main_resource(resources)
+    unit = 1000.0 if main == "cpu" else 1.0
+    return np.array([job.workers * job.requests.get(main, 0) / unit for job in jobs])

@@ -7,6 +7,11 @@ below, so a difference in the results is a difference in policy, not in implemen
 Three more compare queue policies (issue 19) on a trace whose jobs carry tenants (``tenants.py``):
 gangsched with queues and fair-share reclaim, the same with guarantee-only reclaim (Kueue,
 KAI-Scheduler), and gangsched without queues. They are not in ``DEFAULT_POLICIES``.
+
+One more compares topology-aware placement (issue 20) with today's: ``gangsched-topology`` gives
+every gang that may span nodes a constraint (``topology_rule.py``) and honours it
+(``EngineConfig.topology``), against ``gangsched``, whose gangs carry none and whose engine
+ignores them (``topology=False``: gangsched before issue 20).
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ class Policy:
     permit_timeout_s: float | None = None
     # The engine sees the replay's queue tree (Snapshot.queues); False: no queues, as before.
     queues: bool = False
+    # Gangs that may span nodes get a TopologyConstraint (topology_rule.py) and the engine sees the
+    # cluster's racks (Snapshot.topologies); False: no constraints, no topology, as before.
+    topology: bool = False
 
 
 # scheduler-plugins' CoschedulingArgs defaults (apis/config/v1/defaults.go).
@@ -91,7 +99,7 @@ POLICIES: dict[str, Policy] = {
         ),
         Policy(
             "gangsched",
-            EngineConfig(),
+            EngineConfig(topology=False),
             "gangsched: strict all-or-nothing, a least-work-first queue (creation time plus "
             "GPU-seconds, capped at one hour, so nothing is passed by a job submitted more than an "
             "hour after it), EASY backfilling around a reserved head (a unit behind it starts only "
@@ -126,6 +134,18 @@ POLICIES: dict[str, Policy] = {
             "before issue 19; measured per tenant like the queue policies.",
             "The same as gangsched.",
         ),
+        Policy(
+            "gangsched-topology",
+            EngineConfig(topology=True),
+            "gangsched with topology-aware placement (issue 20): every gang that may land on more "
+            "than one node is kept inside one rack, else one block (preferred, widening level by "
+            "level; --topology required: inside the narrowest level that can hold it, or not "
+            "placed), the domain chosen to leave the least capacity over.",
+            "The cluster's racks and blocks are given by a fixed rule in node-list order (8 nodes a "
+            "rack, 4 racks a block); the trace says nothing of the network, so what a spread gang "
+            "loses in speed is not modelled (its duration is the trace's either way).",
+            topology=True,
+        ),
     )
 }
 
@@ -133,6 +153,8 @@ POLICIES: dict[str, Policy] = {
 DEFAULT_POLICIES = ("pod", "coscheduling", "nonstrict", "fifo-gang", "gangsched")
 #: The queue comparison of issue 19 (bench/simulate_queues.sh).
 QUEUE_POLICIES = ("gangsched-queues", "guarantee-reclaim", "no-queues")
+#: The topology comparison of issue 20 (bench/simulate_topology.sh).
+TOPOLOGY_POLICIES = ("gangsched", "gangsched-topology")
 
 
 class UnknownPolicy(ValueError):

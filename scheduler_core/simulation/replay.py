@@ -47,10 +47,12 @@ from scheduler_core.engine.queue import rank
 from .clusters import Cluster
 from .engine_view import EngineView
 from .jobs import NAMESPACE, Job
-from .outcome import Replay, Timeline, main_resource
+from .outcome import Replay, Timeline, job_demand
 from .policies import Policy
 from .queue_book import QueueBook
 from .tenants import DEFAULT_QUEUES, QueueTree, assign, parse_queues
+from .topology_book import TopologyBook
+from .topology_rule import TopologyRule
 from .traces import Trace
 
 DEFAULT_TIME_CAP_S = 30 * 24 * 3600.0  # after the last submission
@@ -69,6 +71,8 @@ class ReplayOptions:
     # The queue tree (tenants.py): jobs are given tenants, every policy is measured per queue, and
     # the policies that schedule by queues see it. None: the default tree for those policies only.
     queues: QueueTree | None = None
+    # The constraint a topology policy gives gangs that may span nodes (topology_rule.py).
+    topology: str = "preferred"
     progress: Callable[[float], None] | None = None  # fraction of the trace's jobs ended
 
 
@@ -92,6 +96,9 @@ class _Loop(EngineView):
             [[node.allocatable.get(r, 0) for r in self.resources] for node in self.nodes], dtype=np.int64
         )
         self.used = np.zeros_like(self.alloc)
+        self.rule = TopologyRule(self.nodes, self.alloc, options.topology)
+        self.topologies = (self.rule.topology,) if policy.topology else ()  # Snapshot.topologies
+        self.spans = TopologyBook(self.nodes)
         queues = tree.queues(capacity) if tree is not None else ()
         self.queues = queues if policy.queues else ()  # what the engine sees (Snapshot.queues)
         self.book = QueueBook(queues, tree.leaf_names, self.resources, self.capacity) if tree else None
@@ -164,7 +171,7 @@ class _Loop(EngineView):
             start=self.start,
             finish=self.finish,
             deadlocked=deadlocked,
-            demand=self._demand(),
+            demand=job_demand(self.trace.jobs, self.resources),
             useful_seconds=self.useful_seconds,
             held_seconds=self.held_seconds,
             end_time=end,
@@ -178,12 +185,8 @@ class _Loop(EngineView):
             left_out=self.left_out,
             queues=self.book.summary(end, trace=self.trace) if self.book is not None else None,
             overtake_limit_s=self.config.overtake_limit_s,
+            topology=self.spans.summary(),
         )
-
-    def _demand(self) -> np.ndarray:
-        main = main_resource(self.resources)
-        unit = 1000.0 if main == "cpu" else 1.0
-        return np.array([job.workers * job.requests.get(main, 0) / unit for job in self.trace.jobs])
 
     def _next_event_time(self) -> float | None:
         times = []
@@ -252,6 +255,7 @@ class _Loop(EngineView):
     def _arrive(self, index: int) -> Job:
         spec = self.trace.jobs[index]
         name = f"job-{index:0{self.width}d}"
+        request = np.array([spec.requests.get(r, 0) for r in self.resources], dtype=np.float64)
         gang = Gang(
             NAMESPACE,
             name,
@@ -260,6 +264,7 @@ class _Loop(EngineView):
             created=spec.submit,
             priority=spec.priority,
             queue=spec.queue,
+            topology=self.rule.constraint(request, spec.workers) if self.policy.topology else None,
         )
         requests = dict(spec.requests)  # one mapping shared by the gang's pods (engine caches by it)
         digits = len(str(spec.workers - 1))
@@ -275,7 +280,6 @@ class _Loop(EngineView):
             )
             for i in range(spec.workers)
         ]
-        request = np.array([spec.requests.get(r, 0) for r in self.resources], dtype=np.float64)
         job = Job(
             index,
             gang,
@@ -365,6 +369,8 @@ class _Loop(EngineView):
         self.pending.pop(bisect.bisect_left(self.pending, job.order))
         self.running[job.index] = job
         heapq.heappush(self.ends, (tick + job.duration, job.index, job.epoch))
+        where = [self.node_index[pod.node] for pod in job.pods if pod.node is not None]
+        self.spans.start(job.index, where, self.rule.eligible(job.request, len(job.pods)))
 
     def _stop(self, job: Job) -> None:
         """Preempted below min_workers: the job starts over when its gang is placed again."""

@@ -37,7 +37,26 @@ def test_the_alibaba_node_list_labels_nodes_with_their_gpu_model():
     first = cluster.nodes[0]
     assert first.name == "openb-node-0000"
     assert first.allocatable == {"cpu": 64_000, "memory": 262144 * 2**20, "nvidia.com/gpu": 2}
-    assert first.labels == {"gpu-model": "P100"}
+    assert first.labels == {
+        "gpu-model": "P100",
+        "kubernetes.io/hostname": "openb-node-0000",
+        "topology.gangsched.io/rack": "rack-0000",
+        "topology.gangsched.io/block": "block-000",
+    }
+
+
+def test_nodes_get_racks_of_eight_and_blocks_of_four_racks_in_list_order():
+    # The rule of scheduler_core/rack_labels.py, on a spec of two groups (racks continue across them).
+    cluster = load_cluster("30x{cpu=1} + 10x{cpu=2}")
+    rack = [node.labels["topology.gangsched.io/rack"] for node in cluster.nodes]
+    block = [node.labels["topology.gangsched.io/block"] for node in cluster.nodes]
+    assert rack[:8] == ["rack-0000"] * 8 and rack[8] == "rack-0001"
+    assert rack[39] == "rack-0004" and rack.count("rack-0004") == 8
+    assert block[31] == "block-000" and block[32] == "block-001"
+    assert all(node.labels["kubernetes.io/hostname"] == node.name for node in cluster.nodes)
+    alibaba = load_cluster(str(ALIBABA))
+    assert len({node.labels["topology.gangsched.io/rack"] for node in alibaba.nodes}) == 16  # 122 / 8
+    assert len({node.labels["topology.gangsched.io/block"] for node in alibaba.nodes}) == 4
 
 
 @pytest.mark.parametrize(
@@ -52,6 +71,7 @@ def test_the_alibaba_node_list_labels_nodes_with_their_gpu_model():
         ("1x{nvidia.com/gpu=0.5}", "extended resources must be whole numbers"),
         ("1x{}", "group 1: no resources given"),
         ("/nowhere/nodes.csv", "cannot read the node list"),
+        ("200000x{cpu=1}", "more than 100,000 nodes"),
     ],
 )
 def test_bad_specs_say_what_is_wrong(spec, reason):

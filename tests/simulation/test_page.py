@@ -109,3 +109,24 @@ def test_a_run_with_queue_policies_shows_fairness_reclaim_and_each_queue(alice):
     assert "<th>no-queues</th><th>gangsched-queues</th>" in html  # results as PostgreSQL's jsonb orders them
     assert '<tr><th scope="row">Queue nlp: avg wait (s)</th><td>990.0</td><td>0.0</td></tr>' in html
     assert '<th scope="row">Queue dev: below guarantee with demand</th>' in html
+
+
+def test_the_form_offers_the_topology_policy_and_a_run_shows_where_gangs_landed(alice, olga):
+    """Issue 20: gangsched-topology is offered; a run's page adds, per policy, how many gangs
+    that may span nodes started, the share inside one rack/block, the racks spanned, their wait."""
+    assert 'value="gangsched-topology"' in login(olga).get(URL).content.decode()
+    run = SimulationRun.objects.create(
+        trace_name="ab.csv",
+        trace_text=JOB_A_JOB_B,
+        cluster_spec=THREE_NODES,
+        policies=["gangsched", "gangsched-topology"],
+    )
+    simulation_run_execute(run.pk)
+    html = login(alice).get(f"/simulations/{run.pk}/").content.decode()
+    # R, Q, A and B each ask more than one node holds; three nodes are one rack of one block.
+    assert '<tr><th scope="row">Gangs that may span nodes: started</th><td>4</td><td>4</td></tr>' in html
+    assert (
+        '<tr><th scope="row">Gangs that may span nodes: inside one rack</th>'
+        "<td>100.0%</td><td>100.0%</td></tr>" in html
+    )
+    assert '<th scope="row">Multi-node gangs: avg racks spanned</th>' in html

@@ -15,8 +15,10 @@ from scheduler_core.simulation import (
     ClusterSpecError,
     QueueSpecError,
     ReplayOptions,
+    TopologyModeError,
     TraceError,
     UnknownPolicy,
+    check_mode,
     compare,
     get_policies,
     load_cluster,
@@ -53,6 +55,14 @@ class Command(BaseCommand):
             "the cluster; jobs get tenants and every policy is measured per queue (default with a "
             f"queue policy: {DEFAULT_QUEUES.replace('%', '%%')})",
         )
+        parser.add_argument(
+            "--topology",
+            default="preferred",
+            metavar="MODE",
+            help="the constraint gangsched-topology gives a gang that may span nodes: preferred (one "
+            "rack, else one block, else anywhere; the default) or required (inside the narrowest "
+            "level that can hold it)",
+        )
         parser.add_argument("--out", required=True, help="directory for results.json and the PNGs")
         parser.add_argument("--processes", type=int, default=2, help="policies replayed in parallel")
         parser.add_argument("--tick", type=float, default=1.0, help="scheduling cycle interval, virtual s")
@@ -82,15 +92,17 @@ class Command(BaseCommand):
             cluster = load_cluster(options["cluster"])
             policies = get_policies(options["policies"] or list(DEFAULT_POLICIES))
             queues = parse_queues(options["queues"]) if options["queues"] is not None else None
+            check_mode(options["topology"])
             if options["overtake_limit"] is not None:
                 policies = with_overtake_limit(policies, options["overtake_limit"])
-        except (TraceError, ClusterSpecError, UnknownPolicy, QueueSpecError) as error:
+        except (TraceError, ClusterSpecError, UnknownPolicy, QueueSpecError, TopologyModeError) as error:
             raise CommandError(str(error)) from error
         replay_options = ReplayOptions(
             tick=options["tick"],
             queue_window=options["queue_window"],
             time_cap=options["time_cap"],
             queues=queues,
+            topology=options["topology"],
         )
         try:
             comparison = compare(trace, cluster, policies, replay_options, processes=options["processes"])
@@ -129,10 +141,46 @@ def format_table(results: dict) -> str:
                 (f"{queue}: avg / p95 wait", lambda m, q=queue: _wait(m, q)),
                 (f"{queue}: below guarantee", lambda m, q=queue: _below(m, q)),
             ]
+    if "topology" in first:
+        rows += topology_rows(list(first["topology"]["eligible"].get("by_size", {})))
     lines = ["| metric | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for label, cell in rows:
         lines.append(f"| {label} | " + " | ".join(cell(results["policies"][n]) for n in names) + " |")
     return "\n".join(lines)
+
+
+def topology_rows(sizes: list[str]) -> list:
+    """Issue 20: where multi-node and eligible gangs landed (all, and eligible ones per size), and
+    what they waited."""
+    groups = [("multi-node gangs", ("multi_node",)), ("eligible gangs", ("eligible",))]
+    groups += [(f"eligible, size {size}", ("eligible", "by_size", size)) for size in sizes]
+    rows = []
+    for title, path in groups:
+        rows.append((f"{title}: started", lambda m, p=path: str(_figures(m, p).get("gangs", "-"))))
+        for level in ("rack", "block"):
+            rows.append(
+                (f"{title}: in one {level}; avg {level}s", lambda m, p=path, v=level: _spread(m, p, v))
+            )
+        rows.append((f"{title}: avg / p95 wait", lambda m, p=path: _group_wait(_figures(m, p))))
+    return rows
+
+
+def _figures(metrics: dict, path: tuple[str, ...]) -> dict:
+    figures = metrics.get("topology", {})
+    for key in path:
+        figures = figures.get(key, {})
+    return figures
+
+
+def _spread(metrics: dict, path: tuple[str, ...], level: str) -> str:
+    figures = _figures(metrics, path).get("levels", {}).get(level, {})
+    if figures.get("one_domain_share") is None:
+        return "-"
+    return f"{figures['one_domain_share']:.0%}; {figures['avg_domains']:.2f}"
+
+
+def _group_wait(figures: dict) -> str:
+    return f"{_num(figures.get('avg_wait_s'))} / {_num(figures.get('p95_wait_s'))}"
 
 
 def _num(value, digits: int = 1) -> str:
