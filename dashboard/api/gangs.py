@@ -17,8 +17,8 @@ from scheduler_core.services.groups import gang_group_join
 from scheduler_core.services.operator import gang_kill, gang_retry
 from scheduler_core.services.submit import gang_submit
 from scheduler_core.services.tenancy import Actor
-from scheduler_core.topology_reads import gang_topology
 from scheduler_core.topology_domains import label_key_valid
+from scheduler_core.topology_reads import gang_topology
 
 from . import selectors
 from .exceptions import ERRORS

@@ -109,7 +109,7 @@ def _collect(session: Session, below: int, pods) -> list[Victim]:
             found.extend(_gang_victims(session, key, members, priority, running))
     victims = _build(session, found)
     victims.sort(key=Victim.order, reverse=True)
-    for victim in victims if session.evicted else ():  # built again: what is gone stays gone
+    for victim in victims if session.evicted else ():  # built later: what is gone stays gone
         victim.evicted = any(pod.key in session.evicted for pod in victim.pods)
     return victims
 
@@ -128,12 +128,24 @@ def of_queues(session: Session, queues: set[int], cover: set[int] | frozenset = 
     ledger = session.queues
     cached = ledger.victim_index
     if cached is None or not queues <= cached[0]:
-        covered = queues | set(cover) | (cached[0] if cached is not None else set())
-        victims = _collect(session, 1 << 62, ledger.pods_of(covered))
-        charged = np.fromiter(
-            (ledger.queue_of(v.pods[0]) for v in victims), dtype=np.int64, count=len(victims)
+        seen, victims, charged = cached if cached is not None else (set(), [], np.zeros(0, np.int64))
+        missing = (queues | set(cover)) - seen
+        found = _collect(session, 1 << 62, ledger.pods_of(missing))
+        held = {gang for victim in victims for gang in victim.gangs}
+        if any(gang in held for victim in found for gang in victim.gangs):
+            # A gang group across the two sets of queues: built again whole, as one victim.
+            seen, victims, charged = set(), [], np.zeros(0, np.int64)
+            missing = seen | queues | set(cover) | (cached[0] if cached is not None else set())
+            found = _collect(session, 1 << 62, ledger.pods_of(missing))
+        found_charged = np.fromiter((ledger.queue_of(v.pods[0]) for v in found), np.int64, count=len(found))
+        # Merged into the list built before, in the order taken (the queues' pods are disjoint).
+        merged = victims + found
+        order = sorted(range(len(merged)), key=lambda i: merged[i].order(), reverse=True)
+        cached = ledger.victim_index = (
+            seen | missing,
+            [merged[i] for i in order],
+            np.concatenate([charged, found_charged])[np.array(order, dtype=np.int64)],
         )
-        cached = ledger.victim_index = (covered, victims, charged)
     _, victims, charged = cached
     return [victims[i] for i in np.flatnonzero(np.isin(charged, list(queues)))]
 
