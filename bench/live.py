@@ -236,7 +236,8 @@ def main() -> None:
                 "p95": round(percentile(server, 0.95), 1) if server else None,
             },
             "target_ms": TARGET_MS,
-            "meets_target": bool(latencies) and len(rows) == args.samples
+            "meets_target": bool(latencies)
+            and len(rows) == args.samples
             and percentile(latencies, 0.95) < TARGET_MS,
         }
         latency, part = result["latency_ms"], result["server_ms"]

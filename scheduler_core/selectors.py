@@ -115,6 +115,5 @@ def node_usage() -> list[dict]:
             if resource != "pods":
                 total[resource] = total.get(resource, 0) + int(amount)
     return [
-        {"node": node, "used": used.get(node.name, {"pods": 0})}
-        for node in Node.objects.order_by("name")
+        {"node": node, "used": used.get(node.name, {"pods": 0})} for node in Node.objects.order_by("name")
     ]

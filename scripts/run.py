@@ -267,8 +267,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, sup.on_signal)
     sup.start()
     print(
-        f"[run] gangsched on http://{args.host}:{args.port}/ ({web_processes} web processes; "
-        "Ctrl-C to stop)",
+        f"[run] gangsched on http://{args.host}:{args.port}/ ({web_processes} web processes; Ctrl-C to stop)",
         flush=True,
     )
     return sup.wait()

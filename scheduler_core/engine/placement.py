@@ -103,4 +103,3 @@ def _spread(
 def spread_nodes(takes: np.ndarray) -> np.ndarray:
     """Node index for each placed copy, in node order: ``[0, 0, 3]`` for takes {0: 2, 3: 1}."""
     return np.repeat(np.arange(takes.shape[0]), takes)
-

@@ -83,6 +83,10 @@ def _on_lost_nodes() -> QuerySet[Member]:
 
 def _elapsed(now: datetime) -> QuerySet[Member]:
     ends = RawSQL("started_at + duration_seconds * interval '1 second'", (), output_field=DateTimeField())
-    return Member.objects.filter(
-        phase=MemberPhase.RUNNING, duration_seconds__isnull=False, started_at__isnull=False
-    ).alias(ends=ends).filter(ends__lte=now)
+    return (
+        Member.objects.filter(
+            phase=MemberPhase.RUNNING, duration_seconds__isnull=False, started_at__isnull=False
+        )
+        .alias(ends=ends)
+        .filter(ends__lte=now)
+    )

@@ -119,7 +119,11 @@ def test_each_request_gets_a_user_and_token_of_its_own(alice):
     assert queries.captured_queries == []
     assert user is not first_user and token is not first_token
     assert (user.pk, user.username, user.is_active, token.key, token.user) == (
-        alice.pk, "alice", True, key, user
+        alice.pk,
+        "alice",
+        True,
+        key,
+        user,
     )
     assert not hasattr(user, "_perm_cache")
     assert user._state.adding is False and user._state.db == "default"

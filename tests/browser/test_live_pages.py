@@ -79,7 +79,7 @@ def test_the_overview_counts_bars_and_charts_follow_a_bound_gang_without_a_reloa
     state = phase("ml/counted")  # Scheduling once bound (Running needs the kubelet, not run here)
     assert state in ("Pending", "Scheduling", "Running")
     page.wait_for_function(
-        "state => document.querySelector(`#overview-counts [data-count=\"${state}\"]`)"
+        'state => document.querySelector(`#overview-counts [data-count="${state}"]`)'
         ".textContent.trim() === '1'",
         arg=state,
         timeout=10_000,

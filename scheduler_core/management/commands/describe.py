@@ -8,10 +8,11 @@
 State, what was declared (min member, mode, style, timeout), the gang group and each of its
 gangs' progress, the members with their node and phase (and, with a topology, the domain of each
 level their node is in, the gang's topology constraint and how many domains it spans), the
-engine's latest explanation and the last history events. An application (YuniKorn's applicationId) is shown as its gangs, each
-described so. A queue (cluster-scoped: NAME alone) shows its amounts, live figures, children,
-LocalQueues, who may submit to it and its active gangs (``_queues.py``); a topology (issue 20)
-its levels and each level's domains with their free and allocatable (``_topologies.py``).
+engine's latest explanation and the last history events. An application (YuniKorn's
+applicationId) is shown as its gangs, each described so. A queue (cluster-scoped: NAME alone)
+shows its amounts, live figures, children, LocalQueues, who may submit to it and its active
+gangs (``_queues.py``); a topology (issue 20) its levels and each level's domains with their
+free and allocatable (``_topologies.py``).
 """
 
 from __future__ import annotations
