@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scheduler_core.topology_domains import label_key_valid
+from scheduler_core.topology_domains import HYPERNODE_LABEL, label_key_valid
 
 from . import validate as v
 from .documents import Manifest
@@ -41,8 +41,10 @@ HOSTNAME = "kubernetes.io/hostname"
 MAX_LEVELS = 16
 MAX_LABEL_KEY = 316
 MAX_TIER = 32  # deeper than any network; keeps the synthetic levels few
-#: Level keys under this prefix are gangsched's own (the HyperNode tiers' synthetic labels).
-RESERVED_PREFIX = "topology.gangsched.io/"
+#: Level keys under this prefix are gangsched's own (the HyperNode tiers' synthetic labels);
+#: other ``topology.gangsched.io/`` keys (the demo fleet's and the replay's block and rack) are
+#: ordinary node labels.
+RESERVED_PREFIX = HYPERNODE_LABEL.split("{", 1)[0]
 
 _TOPOLOGY_KEYS = {"levels": ""}
 _LEVEL_KEYS = {"nodeLabel": ""}

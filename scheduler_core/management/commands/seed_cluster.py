@@ -25,8 +25,10 @@ from a real cluster's node list.
 from django.core.management.base import BaseCommand, CommandError
 
 from scheduler_core.declarations import DeclarationError, documents_parse, manifests_apply
+from scheduler_core.declarations.topology_spec import TopologySpec
 from scheduler_core.models import Node, Topology
 from scheduler_core.services.nodes import node_add
+from scheduler_core.services.topology import topologies_put
 
 from .apply import manifest_files
 
@@ -78,12 +80,14 @@ def fleet(count: int) -> list[dict]:
 
 
 def demo_topology() -> bool:
-    """The demo fleet's Topology, unless one of that name exists (an operator's stays as it is).
-    Written here directly: the demo declares it, as ``apply -f`` of a Topology manifest would."""
-    _, created = Topology.objects.get_or_create(
-        name=DEMO_TOPOLOGY, defaults={"levels": [BLOCK, RACK, HOST], "source_format": "gangsched"}
-    )
-    return created
+    """The demo fleet's Topology, unless one of that name exists (an operator's stays as it is),
+    written by the service every Topology manifest goes through (``services/topology.py``)."""
+    if Topology.objects.filter(name=DEMO_TOPOLOGY).exists():
+        return False
+    levels = [BLOCK, RACK, HOST]
+    spec = TopologySpec(DEMO_TOPOLOGY, levels, "gangsched", "seed_cluster", "seed_cluster.levels")
+    topologies_put([spec], [])
+    return True
 
 
 class Command(BaseCommand):
