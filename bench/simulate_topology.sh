@@ -10,7 +10,7 @@
 #                          32Gi of memory per GPU so a worker fits the list's 8-GPU G2 servers.
 # Once per constraint mode ($MODES: preferred, required). JOBS=10000 replays 10,000 jobs of the
 # same shape instead (production-10k-alibaba: a longer busy window). The node list is found by name in
-# GANGSCHED_TRACES_DIR (e.g. GANGSCHED_TRACES_DIR=/work/shared/traces), or give NODES=path.
+# GANGSCHED_TRACES_DIR (a directory of traces kept outside the repository), or give NODES=path.
 # Writes bench/results/simulate/topology-<name>-<mode>/results.json and the plots, and the wall
 # time to timing.json as bench/simulate.sh does.
 set -euo pipefail

@@ -6,7 +6,7 @@ when that is exact. The result's binds, reservations, releases and evictions the
 jobs: which started, which were preempted below their minimum, which hold pods at Permit.
 
 ``EngineView`` is a base of the replay loop (``replay._Loop``), whose state it reads (jobs,
-queue, capacity, config) and whose bookkeeping it calls (``_account``, ``_set_pods``,
+queue, capacity, config) and whose bookkeeping it calls (``_account``, ``Job.set_pods``,
 ``_begin``, ``_stop``).
 """
 
@@ -144,9 +144,9 @@ class EngineView:
             self._account(job, -1)
             if job.view is not None:
                 bound = [pod for pod in job.pods if pod.node is not None]
-                self._set_pods(job, bound + list(after.pods[first + job.merged : last]))
+                job.set_pods(bound + list(after.pods[first + job.merged : last]))
             else:
-                self._set_pods(job, list(after.pods[first:last]))
+                job.set_pods(list(after.pods[first:last]))
             job.gang = after.gangs[position]
             if job.start is None and job.bound >= job.min_workers:
                 began = True
@@ -180,8 +180,7 @@ class EngineView:
         creation, to avoid head-of-line blocking): behind everything submitted before it.
         """
         self._account(job, -1)
-        self._set_pods(
-            job,
+        job.set_pods(
             [
                 dataclasses.replace(pod, reserved_node=None) if pod.reserved_node is not None else pod
                 for pod in job.pods

@@ -34,6 +34,12 @@ class Job:
     hold_since: float | None = None  # permit timeout: when its pods began waiting at Permit
     queue: int = -1  # its queue in the replay's ``QueueBook``, when the replay has queues
 
+    def set_pods(self, pods: list[Pod]) -> None:
+        """Its pods after a cycle, with the counts of those bound and held."""
+        self.pods = pods
+        self.bound = sum(1 for pod in pods if pod.node is not None)
+        self.held = self.bound + sum(1 for pod in pods if pod.node is None and pod.reserved_node)
+
     def contribution(self) -> tuple[np.ndarray, np.ndarray]:
         if self.start is not None:
             return self.request * self.bound, self.request * 0

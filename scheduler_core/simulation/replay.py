@@ -50,6 +50,7 @@ from .jobs import NAMESPACE, Job
 from .outcome import Replay, Timeline, job_demand
 from .policies import Policy
 from .queue_book import QueueBook
+from .reclaim_due import ReclaimDue
 from .tenants import DEFAULT_QUEUES, QueueTree, assign, parse_queues
 from .topology_book import TopologyBook
 from .topology_rule import TopologyRule
@@ -118,6 +119,8 @@ class _Loop(EngineView):
         self.permit_timeout = policy.permit_timeout_s
         self.deadlines: list[tuple[float, int, float]] = []
         self.wake: float | None = None
+        beyond = self.queues and policy.config.reclaim == "fair-share"
+        self.reclaim_due = ReclaimDue(policy.config.reclaim_delay_s if beyond else 0.0)
         self.clock = 0.0
         self.useful = np.zeros(len(self.resources))
         self.held = np.zeros(len(self.resources))
@@ -189,22 +192,22 @@ class _Loop(EngineView):
         )
 
     def _next_event_time(self) -> float | None:
-        times = []
+        times = [self._next_deadline(), self.reclaim_due.next_time(self._waiting)]
         if self.next_arrival < len(self.arrivals):
             times.append(self.submit[self.arrivals[self.next_arrival]])
         if self.ends:
             times.append(self.ends[0][0])
-        if self._next_deadline() < math.inf:
-            times.append(self._next_deadline())
         if self.wake is not None:
             times.append(self.wake)
-        return float(min(times)) if times else None
+        soonest = float(min(times))
+        return soonest if soonest < math.inf else None
 
     def _handle_events(self, tick: float) -> bool:
         """Ends and submissions up to ``tick``, in time order; True if a cycle may place something."""
         changed = self.wake is not None and self.wake <= tick
         if changed:
             self.wake = None
+        changed = self.reclaim_due.reached(tick, self._waiting) or changed
         while True:
             end = self.ends[0][0] if self.ends else math.inf
             arrival = (
@@ -232,7 +235,11 @@ class _Loop(EngineView):
                 self.next_arrival += 1
                 self._advance(float(arrival))
                 job = self._arrive(index)
+                self.reclaim_due.arrived(index, float(arrival))
                 changed = changed or self._could_place(job)
+
+    def _waiting(self, index: int) -> bool:  # submitted, not running, not finished
+        return index not in self.running and math.isnan(self.finish[index])
 
     def _next_deadline(self) -> float:
         """The earliest permit timeout still due (entries of holds that ended are dropped)."""
@@ -333,12 +340,6 @@ class _Loop(EngineView):
         self._move(job.pods, sign, job.request)
         if self.book is not None:
             self.book.charge(job.queue, sign * (useful + held))
-
-    @staticmethod
-    def _set_pods(job: Job, pods: list[Pod]) -> None:
-        job.pods = pods
-        job.bound = sum(1 for pod in pods if pod.node is not None)
-        job.held = job.bound + sum(1 for pod in pods if pod.node is None and pod.reserved_node)
 
     def _move(self, pods: list[Pod], sign: int, request: np.ndarray) -> None:
         where = [self.node_index[p.node or p.reserved_node] for p in pods if p.node or p.reserved_node]

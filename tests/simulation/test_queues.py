@@ -57,11 +57,16 @@ def _times(result) -> list[tuple[float, float]]:
     return [(float(s), float(f)) for s, f in zip(result.start, result.finish, strict=True)]
 
 
-def test_fair_share_reclaim_starts_the_late_tenant_at_once_and_counts_what_it_throws_away():
-    """a is below its fair share (0 of 2): it reclaims two of b's jobs, the youngest (B4, B3),
-    and both of its jobs start at t=10. B3 and B4 ran 10 s on one GPU each: 20 GPU-seconds thrown
-    away. They restart from scratch when a's jobs end (t=110) and run their full 1,000 s."""
-    result, metrics = _run("gangsched-queues")
+# The same, but a's jobs run 300 s: longer than the reclaim delay (120 s).
+LONG = FLOOD.replace("A1,10,1,1,100", "A1,10,1,1,300").replace("A2,10,1,1,100", "A2,10,1,1,300")
+
+
+def test_fair_share_reclaim_without_delay_starts_the_late_tenant_at_once_and_counts_what_it_throws_away():
+    """With no reclaim delay: a is below its fair share (0 of 2): it reclaims two of b's jobs, the
+    youngest (B4, B3), and both of its jobs start at t=10. B3 and B4 ran 10 s on one GPU each: 20
+    GPU-seconds thrown away. They restart from scratch when a's jobs end (t=110) and run their
+    full 1,000 s."""
+    result, metrics = _run("gangsched-queues", config={"reclaim_delay_s": 0})
     assert _times(result) == [(0, 1000), (0, 1000), (110, 1110), (110, 1110), (10, 110), (10, 110)]
     assert metrics["reclaim_evictions"] == 2
     assert metrics["queues"]["b"]["reclaim_evictions"] == 2
@@ -72,6 +77,22 @@ def test_fair_share_reclaim_starts_the_late_tenant_at_once_and_counts_what_it_th
     # Every queue with demand always holds exactly its fair share.
     assert metrics["jain_index"] == 1.0
     assert metrics["jobs_finished"] == 6
+
+
+def test_beyond_the_guarantee_fair_share_reclaim_waits_for_the_delay():
+    """The default delay (120 s): A1 stays within a's guarantee (1 GPU) and reclaims at once;
+    A2 would take a beyond it, so it waits. With 100-s jobs A1 ends first (t=110) and A2 takes
+    its GPU, as under guarantee reclaim; with 300-s jobs A2 has waited 120 s at t=130, reclaims
+    one more of b's jobs (b keeps its fair share, 2) and starts then."""
+    result, metrics = _run("gangsched-queues")
+    assert _times(result)[4:] == [(10, 110), (110, 210)]
+    assert metrics["reclaim_evictions"] == 1
+    long_result, long_metrics = _run("gangsched-queues", text=LONG)
+    assert _times(long_result)[4:] == [(10, 310), (130, 430)]
+    assert long_metrics["reclaim_evictions"] == 2
+    assert long_metrics["queues"]["a"]["avg_wait_s"] == 60
+    guarantee_result, _ = _run("guarantee-reclaim", text=LONG)
+    assert _times(guarantee_result)[4:] == [(10, 310), (310, 610)]
 
 
 def test_guarantee_reclaim_restores_only_the_guarantee():
@@ -194,7 +215,7 @@ def test_a_job_naming_a_queue_outside_the_tree_is_an_error():
 
 def test_simulate_compares_the_queue_policies(tmp_path):
     trace = tmp_path / "flood.csv"
-    trace.write_text(FLOOD)
+    trace.write_text(LONG)
     out = tmp_path / "out"
     call_command(
         "simulate",
@@ -213,7 +234,7 @@ def test_simulate_compares_the_queue_policies(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["queues"] == TREE
     waits = {name: m["queues"]["a"]["avg_wait_s"] for name, m in results["policies"].items()}
-    assert waits == {"gangsched-queues": 0, "guarantee-reclaim": 50, "no-queues": 990}
+    assert waits == {"gangsched-queues": 60, "guarantee-reclaim": 150, "no-queues": 990}
 
 
 def test_simulate_refuses_a_bad_queue_spec(tmp_path):
