@@ -28,22 +28,7 @@ run() {  # name trace cluster
   "$PY" manage.py simulate --trace "$2" --cluster "$3" --out "$OUT/$1" --processes "$PROCESSES"
   ended=$(date +%s.%N)
   after=$(cut -d' ' -f1-3 /proc/loadavg)
-  "$PY" - "$OUT/timing.json" "$1" "$began" "$ended" "$before" "$after" "$PROCESSES" <<'PY'
-import json, os, sys
-from pathlib import Path
-
-path, name, began, ended, before, after, processes = sys.argv[1:]
-timing = json.loads(Path(path).read_text()) if Path(path).exists() else {}
-timing[name] = {
-    "wall_seconds": round(float(ended) - float(began), 1),
-    "processes": int(processes),
-    "cores": os.cpu_count(),
-    "loadavg_before": before,  # 1, 5 and 15 minutes, from /proc/loadavg
-    "loadavg_after": after,
-}
-Path(path).write_text(json.dumps(timing, indent=2) + "\n")
-print(f"{name}: {timing[name]['wall_seconds']} s wall, load {before} -> {after}")
-PY
+  "$PY" bench/record_timing.py "$OUT/timing.json" "$1" "$began" "$ended" "$before" "$after" "$PROCESSES"
 }
 
 run tiresias-60 "$TRACES/tiresias-60-jobs.csv" n32g4

@@ -36,22 +36,7 @@ run() {  # name trace cluster [make_trace.py arguments]; the tree is $TREE, else
     --queues "$tree" --policy gangsched-queues --policy guarantee-reclaim --policy no-queues
   ended=$(date +%s.%N)
   after=$(cut -d' ' -f1-3 /proc/loadavg)
-  "$PY" - "$OUT/timing.json" "queues-$1" "$began" "$ended" "$before" "$after" "$PROCESSES" <<'PY'
-import json, os, sys
-from pathlib import Path
-
-path, name, began, ended, before, after, processes = sys.argv[1:]
-timing = json.loads(Path(path).read_text()) if Path(path).exists() else {}
-timing[name] = {
-    "wall_seconds": round(float(ended) - float(began), 1),
-    "processes": int(processes),
-    "cores": os.cpu_count(),
-    "loadavg_before": before,
-    "loadavg_after": after,
-}
-Path(path).write_text(json.dumps(timing, indent=2) + "\n")
-print(f"{name}: {timing[name]['wall_seconds']} s wall, load {before} -> {after}")
-PY
+  "$PY" bench/record_timing.py "$OUT/timing.json" "queues-$1" "$began" "$ended" "$before" "$after" "$PROCESSES"
 }
 
 run tiresias-600 "$OUT/tiresias-600.csv" n32g4 tiresias-scaled

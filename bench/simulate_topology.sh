@@ -31,22 +31,7 @@ run() {  # name trace mode
     --processes "$PROCESSES" --topology "$3" --policy gangsched --policy gangsched-topology
   ended=$(date +%s.%N)
   after=$(cut -d' ' -f1-3 /proc/loadavg)
-  "$PY" - "$OUT/timing.json" "topology-$1-$3" "$began" "$ended" "$before" "$after" "$PROCESSES" <<'PY'
-import json, os, sys
-from pathlib import Path
-
-path, name, began, ended, before, after, processes = sys.argv[1:]
-timing = json.loads(Path(path).read_text()) if Path(path).exists() else {}
-timing[name] = {
-    "wall_seconds": round(float(ended) - float(began), 1),
-    "processes": int(processes),
-    "cores": os.cpu_count(),
-    "loadavg_before": before,
-    "loadavg_after": after,
-}
-Path(path).write_text(json.dumps(timing, indent=2) + "\n")
-print(f"{name}: {timing[name]['wall_seconds']} s wall, load {before} -> {after}")
-PY
+  "$PY" bench/record_timing.py "$OUT/timing.json" "topology-$1-$3" "$began" "$ended" "$before" "$after" "$PROCESSES"
 }
 
 NAME="production-$((JOBS / 1000))k-alibaba"
