@@ -155,6 +155,11 @@ def test_two_web_processes_serve_sockets_and_stop_on_one_sigterm(run, transactio
             waiter.join(timeout=run.WEB_STOP_GRACE_S + 20)
             assert not waiter.is_alive(), "the web server did not stop"
         assert stopped["status"] == 0 and web.returncode == 0
+        # uvicorn's workers (and multiprocessing's resource tracker, which leaves when its last
+        # user has) are gone within moments of the supervisor: wait for that, not for a time.
+        deadline = time.monotonic() + 10
+        while [pid for pid in workers if alive(pid)] and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert not [pid for pid in workers if alive(pid)]
     finally:
         supervisor.send(signal.SIGKILL)
