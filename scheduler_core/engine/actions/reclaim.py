@@ -52,7 +52,7 @@ from ..queue import Unit
 from ..session import Session
 from . import domain_victims
 from .preempt import _above_minimum, _nominate
-from .reclaim_bundles import Bundle, bundles_of, fewest_bundles, lift
+from .reclaim_bundles import Bundle, bundles_of, fewest_bundles, lift, minimal_of, shortest_prefix
 from .victims import Victim, gone, of_queues
 
 
@@ -162,8 +162,9 @@ def _choose(
         eligible.append(bundle)
         freed += bundle.amount
         if np.all(freed[wanted] >= factor * need[wanted]):
-            if fewest_bundles(session, unit, eligible, minimal=False) is not None:
-                return fewest_bundles(session, unit, eligible, minimal)
+            count = shortest_prefix(session, unit, eligible)
+            if count is not None:  # searched once: give back what is not needed, if asked
+                return minimal_of(session, unit, eligible[:count]) if minimal else eligible[:count]
             factor *= 2
     return fewest_bundles(session, unit, eligible, minimal)
 
