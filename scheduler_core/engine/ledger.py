@@ -98,7 +98,7 @@ class Ledger:
         self.ratios: list[float] = fairshare.ratios(self.usage[:, measured], self.share[:, measured]).tolist()
         self.reclaim_failed: dict[tuple[int, str], list[np.ndarray]] = {}  # see actions/reclaim.py
         self.gated: set[str] = set()  # units whose first gang's queue takes no work (queue_order)
-        self.victim_index = None  # (queues covered, victims, their queues): victims.of_queues
+        self.victim_index = None  # actions/victim_index.VictimIndex, built by the first reclaim
         self.queue_victims: dict[int, tuple] = {}  # queue -> (below, victims): victims.of_queue
         self._by_queue = None  # snapshot pod positions sorted by queue, built on first use
         self.snapshot_pods = pods

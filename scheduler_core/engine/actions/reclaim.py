@@ -53,7 +53,8 @@ from ..session import Session
 from . import domain_victims
 from .preempt import _above_minimum, _nominate
 from .reclaim_bundles import Bundle, bundles_of, fewest_bundles, lift, minimal_of, shortest_prefix
-from .victims import Victim, gone, of_queues
+from .victim_index import of_queues
+from .victims import Victim
 
 
 def reclaim(session: Session, unit: Unit) -> bool:
@@ -102,12 +103,7 @@ def reclaim(session: Session, unit: Unit) -> bool:
     over.discard(queue)
     chosen = None
     if over:
-        own = set(unit.gangs)
-        pool = [
-            victim
-            for victim in of_queues(session, over, _cover(ledger))
-            if not gone(session, victim) and not own.intersection(victim.owners)
-        ]
+        pool = of_queues(session, over, tuple(unit.gangs), _cover(ledger))
         chosen = domain_victims.search(
             session,
             unit,
@@ -301,13 +297,8 @@ def within_max(session: Session, unit: Unit) -> bool:
     queue = queue_order.unit_queue(ledger, unit)
     if queue < 0 or _above_minimum(session, unit):
         return False
-    own = set(unit.gangs)
     pool = [
-        victim
-        for victim in of_queues(session, {queue})
-        if victim.priority < unit.priority
-        and not gone(session, victim)
-        and not own.intersection(victim.owners)
+        victim for victim in of_queues(session, {queue}, tuple(unit.gangs)) if victim.priority < unit.priority
     ]
     chosen = domain_victims.search(
         session,

@@ -120,36 +120,6 @@ def gone(session: Session, victim: Victim) -> bool:
     return victim.evicted or victim.pods[0].key in session.evicted
 
 
-def of_queues(session: Session, queues: set[int], cover: set[int] | frozenset = frozenset()) -> list[Victim]:
-    """With queues (issue 19): the victims of every priority charged to ``queues``, in the order
-    taken, for reclaim. Built once for ``queues`` and ``cover`` (the queues later calls may ask
-    for: which queues are over their guarantee changes as the cycle places work, and building
-    again for each new set cost a tenth of a second each), and again only for queues not seen."""
-    ledger = session.queues
-    cached = ledger.victim_index
-    if cached is None or not queues <= cached[0]:
-        seen, victims, charged = cached if cached is not None else (set(), [], np.zeros(0, np.int64))
-        missing = (queues | set(cover)) - seen
-        found = _collect(session, 1 << 62, ledger.pods_of(missing))
-        held = {gang for victim in victims for gang in victim.gangs}
-        if any(gang in held for victim in found for gang in victim.gangs):
-            # A gang group across the two sets of queues: built again whole, as one victim.
-            seen, victims, charged = set(), [], np.zeros(0, np.int64)
-            missing = seen | queues | set(cover) | (cached[0] if cached is not None else set())
-            found = _collect(session, 1 << 62, ledger.pods_of(missing))
-        found_charged = np.fromiter((ledger.queue_of(v.pods[0]) for v in found), np.int64, count=len(found))
-        # Merged into the list built before, in the order taken (the queues' pods are disjoint).
-        merged = victims + found
-        order = sorted(range(len(merged)), key=lambda i: merged[i].order(), reverse=True)
-        cached = ledger.victim_index = (
-            seen | missing,
-            [merged[i] for i in order],
-            np.concatenate([charged, found_charged])[np.array(order, dtype=np.int64)],
-        )
-    _, victims, charged = cached
-    return [victims[i] for i in np.flatnonzero(np.isin(charged, list(queues)))]
-
-
 def of_queue(session: Session, queue: int, below: int) -> list[Victim]:
     """With queues: ``candidates`` of one queue (preemption stays within the preemptor's
     queue), built from that queue's pods only, once a cycle per queue."""
