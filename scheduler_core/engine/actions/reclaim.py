@@ -196,18 +196,24 @@ def _eligible(session: Session, queue: int, pool: Iterable[Bundle], need: np.nda
 
 def _borrowing(session: Session, queue: int, pool: Iterable[Bundle]) -> Iterator[Bundle]:
     """Guarantee-only reclaim: bundles in order while their queues still use more than their
-    guarantee, counting the bundles before them as gone (Kueue's rule)."""
+    guarantee, counting the bundles before them as gone (Kueue's rule). What each queue uses
+    over its guarantee is kept as it goes (a hundred bundles a unit, a dozen units a cycle)."""
     ledger = session.queues
     tree = ledger.tree
     declared = _declared(ledger)
     mine = set(tree.paths[queue])
-    taken: dict[int, np.ndarray] = {}
+    paths: dict[int, list[int]] = {}
+    over: dict[int, np.ndarray] = {}  # queue -> usage - guarantee, less the bundles taken
     for bundle in pool:
-        path = [p for p in tree.paths[bundle.queue] if p not in mine]
-        over = (ledger.usage[p] - taken.get(p, 0.0) > ledger.guarantee[p] + 1e-9 for p in path)
-        if all(np.any(o & declared) for o in over):
+        path = paths.get(bundle.queue)
+        if path is None:
+            path = paths[bundle.queue] = [p for p in tree.paths[bundle.queue] if p not in mine]
             for p in path:
-                taken[p] = taken.get(p, 0.0) + bundle.amount
+                if p not in over:
+                    over[p] = ledger.usage[p] - ledger.guarantee[p]
+        if all(np.any((over[p] > 1e-9) & declared) for p in path):
+            for p in path:
+                over[p] = over[p] - bundle.amount
             yield bundle
 
 
