@@ -1,0 +1,84 @@
+"""Whether a replay's decisions are the ones committed: ``results.json`` files against git.
+
+    python bench/same_decisions.py bench/results/simulate/*/results.json [--against REV]
+
+A speed-up of the engine or the replay must not change one decision (issue 21). Rerunning the
+replay scripts (``bench/simulate*.sh``) rewrites their ``results.json``; this compares each with
+the version at ``REV`` (default HEAD) with every timing field left out (a key naming seconds,
+wall time or timing: the only figures that may move). It prints ``same`` or ``DIFFERENT`` and the
+first differing paths per file, and exits 1 if any file differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMING_WORDS = ("seconds", "wall", "timing")
+
+
+def without_timings(value):
+    """``value`` with every key that names a time measurement dropped, recursively."""
+    if isinstance(value, dict):
+        return {
+            k: without_timings(v) for k, v in value.items() if not any(word in k for word in TIMING_WORDS)
+        }
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def differences(old, new, path: str = "") -> list[str]:
+    """Where ``old`` and ``new`` differ, as JSON paths (the first few are enough to look)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        found = []
+        for key in sorted(set(old) | set(new)):
+            if key not in old or key not in new:
+                found.append(f"{path}/{key} (only in {'new' if key in new else 'old'})")
+            else:
+                found.extend(differences(old[key], new[key], f"{path}/{key}"))
+        return found
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [
+            d
+            for i, (a, b) in enumerate(zip(old, new, strict=True))
+            for d in differences(a, b, f"{path}[{i}]")
+        ]
+    return [] if old == new else [f"{path}: {old!r} -> {new!r}"[:200]]
+
+
+def committed(path: Path, revision: str) -> dict:
+    relative = path.resolve().relative_to(ROOT)
+    shown = subprocess.run(
+        ["git", "show", f"{revision}:{relative.as_posix()}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(shown.stdout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--against", default="HEAD", help="git revision to compare with (default HEAD)")
+    args = parser.parse_args(argv)
+    differing = 0
+    for path in args.files:
+        new = without_timings(json.loads(path.read_text()))
+        old = without_timings(committed(path, args.against))
+        found = differences(old, new)
+        print(f"{'same' if not found else 'DIFFERENT'} {path}")
+        for line in found[:5]:
+            print(f"    {line}")
+        differing += bool(found)
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
