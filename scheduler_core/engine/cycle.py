@@ -13,6 +13,8 @@ The actions run in a fixed order, each a small module that reads like the policy
    (``ledger.py``), and a unit of a queue below its fair share may reclaim from queues over
    theirs (``actions/reclaim.py``).
 
+The cyclic garbage collector is paused for the cycle (``gc_pause.py``).
+
 Deterministic: the same snapshot, ``now`` and config give the same result. The engine never
 reads the clock; ``now`` is seconds on whatever timeline the snapshot uses.
 """
@@ -28,6 +30,7 @@ from .actions.deadlock import break_deadlocks
 from .actions.reservations import validate
 from .actions.timeout import sweep
 from .decisions import CycleResult
+from .gc_pause import gc_paused
 from .model import EngineConfig, Pod, Snapshot
 from .session import Session
 
@@ -41,6 +44,11 @@ ACTIONS = (
 
 
 def run_cycle(snapshot: Snapshot, now: float, config: EngineConfig | None = None) -> CycleResult:
+    with gc_paused():
+        return _run_cycle(snapshot, now, config)
+
+
+def _run_cycle(snapshot: Snapshot, now: float, config: EngineConfig | None) -> CycleResult:
     started = time.perf_counter()
     session = Session(snapshot, now, config or EngineConfig())
     session.result.timings["open"] = time.perf_counter() - started
