@@ -27,9 +27,11 @@ def chart_now(now: datetime | None = None) -> datetime:
 
 
 def bound_pods_by_minute(*, now: datetime) -> list[tuple]:
-    """Bound pods as (active, minutes since start, minutes since finish, requests, count) rows,
-    for the active ones and those that started or finished in the chart's hour: one scan of the
-    members for both the cluster's use now and the chart (minutes are None outside the hour)."""
+    """Bound pods that started or finished in the chart's hour, as (active, minutes since start,
+    minutes since finish, requests, count) rows (minutes are None outside the hour): what the
+    chart undoes from today's use, read through the start and finish indexes. Today's use is the
+    stored per-node usage (``selectors.cluster_totals``), so pods bound for longer than the hour
+    are never read, however many there are."""
     start = now - timedelta(minutes=CHART_MINUTES)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -37,9 +39,9 @@ def bound_pods_by_minute(*, now: datetime) -> list[tuple]:
             "CASE WHEN started_at >= %s THEN floor(extract(epoch FROM %s - started_at) / 60)::int END, "
             "CASE WHEN finished_at >= %s THEN floor(extract(epoch FROM %s - finished_at) / 60)::int END, "
             f"requests, COUNT(*) FROM {Member._meta.db_table} "
-            "WHERE node IS NOT NULL AND (phase = ANY(%s) OR started_at >= %s OR finished_at >= %s) "
+            "WHERE node IS NOT NULL AND (started_at >= %s OR finished_at >= %s) "
             "GROUP BY 1, 2, 3, 4",
-            [list(ACTIVE_MEMBER_PHASES), start, now, start, now, list(ACTIVE_MEMBER_PHASES), start, start],
+            [list(ACTIVE_MEMBER_PHASES), start, now, start, now, start, start],
         )
         return [(a, s, f, _json(r), n) for a, s, f, r, n in cursor.fetchall()]
 
@@ -50,7 +52,7 @@ def chart_data(
     """The overview charts' last hour, one point per minute, oldest first.
 
     Nothing stores past utilisation, so it is rebuilt backwards from now (``counts``: ``gangs``
-    by phase; ``capacity``, ``used``: ``cluster_totals``; ``bound_rows``: ``bound_pods_by_minute``
+    by phase; ``capacity``, ``used``: ``selectors.cluster_totals``; ``bound_rows``: ``bound_pods_by_minute``
     at the same ``now``, a minute boundary, see ``chart_now``): a pod
     that started in a minute did not hold its requests before it, one that finished then did.
     Pending and running gangs are rebuilt the same way from the gang events of the hour.

@@ -20,7 +20,7 @@ def overview(request):
     counts = selectors.gang_counts(gangs)
     now = charts.chart_now()
     bound_rows = charts.bound_pods_by_minute(now=now)
-    capacity, used = selectors.cluster_totals(bound_rows)
+    capacity, used = selectors.cluster_totals()
     return render(
         request,
         "dashboard/overview.html",

@@ -27,7 +27,7 @@ def test_it_rebuilds_utilisation_and_gang_counts_backwards(olga):
 
     now = chart_now(NOW)
     rows = bound_pods_by_minute(now=now)
-    capacity, used = cluster_totals(rows)
+    capacity, used = cluster_totals()
 
     data = chart_data(
         gangs=gang_visible(user=olga), counts={"Running": 1}, capacity=capacity + Counter(cpu=16000),
