@@ -45,6 +45,8 @@ PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 GI = 2**30
 SUBMITTERS = [f"user{i:02d}" for i in range(20)]
 BUDGET_MS = 300
+#: Members and events are built and inserted this many at a time.
+CHUNK = 50_000
 TOPOLOGY = ("topology.gangsched.io/block", "topology.gangsched.io/rack", "kubernetes.io/hostname")
 
 
@@ -57,17 +59,18 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "pages.json"))
     parser.add_argument("--keep-db", action="store_true", help="do not drop the bench database")
+    parser.add_argument("--db", default=BENCH_DB, help="the database to create (and drop) for the run")
     parser.add_argument("--topology", action="store_true", help="label racks and blocks; a Topology")
     parser.add_argument("--only", default="", help="render only the pages whose URL contains this")
     return parser.parse_args()
 
 
-def configure_environment() -> None:
+def configure_environment(db: str) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "gangsched.settings"
     from bench.local_key import ensure_local_key
 
     ensure_local_key()
-    os.environ["DATABASE_URL"] = f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{BENCH_DB}"
+    os.environ["DATABASE_URL"] = f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{db}"
     os.environ["ALLOWED_HOSTS"] = "testserver,localhost"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
@@ -79,11 +82,11 @@ def admin_execute(sql: str) -> None:
         conn.execute(sql)
 
 
-def database_drop() -> None:
+def database_drop(db: str) -> None:
     from django.db import connections
 
     connections.close_all()
-    admin_execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+    admin_execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
 
 
 # ---------------------------------------------------------------- data
@@ -104,6 +107,7 @@ def populate(args: argparse.Namespace) -> dict:
         SchedulerLease,
         SchedulingCycle,
     )
+    from scheduler_core.node_usage import usage_compact
 
     rng = random.Random(args.seed)
     now = timezone.now()
@@ -173,8 +177,11 @@ def populate(args: argparse.Namespace) -> dict:
         plan.append(phase)
     Gang.objects.bulk_create(gangs, batch_size=2000)
 
-    members = []
+    members, created = [], 0
     for gang, phase in zip(gangs, plan, strict=True):
+        if len(members) >= CHUNK:  # in chunks: a million Member objects at once would take gigabytes
+            created += len(Member.objects.bulk_create(members, batch_size=5000))
+            members = []
         for j in range(args.members):
             member = Member(
                 namespace=gang.namespace, name=f"{gang.name}-{j}", gang=gang, priority=gang.priority,
@@ -193,10 +200,13 @@ def populate(args: argparse.Namespace) -> dict:
             elif phase in ("Finished", "Killed"):
                 member.phase = "Succeeded" if phase == "Finished" else "Failed"
             members.append(member)
-    Member.objects.bulk_create(members, batch_size=5000)
+    created += len(Member.objects.bulk_create(members, batch_size=5000))
 
-    events = []
+    events, recorded = [], 0
     for gang, phase in zip(gangs, plan, strict=True):
+        if len(events) >= CHUNK:
+            recorded += len(GangEvent.objects.bulk_create(events, batch_size=5000))
+            events = []
         kinds = [
             "created",
             "explained",
@@ -212,7 +222,7 @@ def populate(args: argparse.Namespace) -> dict:
             events.append(GangEvent(gang=gang, kind=kind, reason=f"{kind} (bench)",
                                     created=now - dt.timedelta(seconds=rng.randint(0, 7200)),
                                     published_at=now))  # fmt: skip
-    GangEvent.objects.bulk_create(events, batch_size=5000)
+    recorded += len(GangEvent.objects.bulk_create(events, batch_size=5000))
     SchedulingCycle.objects.bulk_create(
         [SchedulingCycle(started_at=now - dt.timedelta(seconds=s), duration_s=rng.uniform(0.01, 0.3),
                          pods_considered=rng.randint(0, 3000), pods_bound=rng.randint(0, 100), epoch=1,
@@ -229,12 +239,14 @@ def populate(args: argparse.Namespace) -> dict:
     operator = User.objects.create_user("olga", password="bench")
     operator.groups.add(Group.objects.get(name="operators"))
     submitter = User.objects.create_user(SUBMITTERS[3], password="bench")
+    # The triggers appended the usage per insert batch; the timeout sweep folds it within seconds.
+    usage_compact()
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     running = next(g for g, p in zip(gangs, plan, strict=True) if p == "Running")
     timed_out = next(g for g, p in zip(gangs, plan, strict=True) if p == "TimedOut" and g.group_id)
     return {"operator": operator, "submitter": submitter, "running": running, "grouped": timed_out,
-            "members": len(members), "events": len(events)}  # fmt: skip
+            "members": created, "events": recorded}  # fmt: skip
 
 
 # ---------------------------------------------------------------- measure
@@ -266,9 +278,9 @@ def measure(client, url: str, repeat: int) -> dict:
 
 def main() -> None:
     args = parse_args()
-    configure_environment()
-    admin_execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    admin_execute(f"CREATE DATABASE {BENCH_DB}")
+    configure_environment(args.db)
+    admin_execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
+    admin_execute(f"CREATE DATABASE {args.db}")
     import django
 
     django.setup()
@@ -328,7 +340,7 @@ def main() -> None:
         print(f"wrote {args.out}")
     finally:
         if not args.keep_db:
-            database_drop()
+            database_drop(args.db)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ right.
 A node's use of a resource is the SUM of its ``NodeUsage`` rows; ``pods`` is its number of
 bound active pods. The member table's triggers append a row per (node, resource) each statement
 changed, so the table grows with the changes until ``usage_compact`` (run by the timeout sweep,
-every few seconds) folds each node's rows into one. ``usage_drift`` and ``usage_repair``
-compare with, and rebuild from, the members (``manage.py node_usage``): the triggers leave no
+every few seconds) folds each node's rows into one. The same changes, summed over the nodes per
+minute (``UsageMinute``), are what the overview's last hour is rebuilt from. ``usage_drift`` and
+``usage_repair`` compare with, and rebuild from, the members (``manage.py node_usage``): the triggers leave no
 drift, but a restored dump, a disabled trigger or a hand edit could.
 """
 
@@ -17,13 +18,16 @@ from collections.abc import Iterable
 
 from django.db import connection, transaction
 
-from scheduler_core.models import Member, NodeUsage
+from scheduler_core.models import Member, NodeUsage, UsageMinute
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
 #: pg_try_advisory_xact_lock key of the compaction ("nodeuse" in ASCII, as a bigint).
 COMPACT_LOCK = 0x6E6F6465757365
 
 _USAGE = NodeUsage._meta.db_table
+_MINUTES = UsageMinute._meta.db_table
+#: How long the per-minute changes are kept: the overview charts the last hour.
+MINUTES_KEPT = "2 hours"
 _MEMBER = Member._meta.db_table
 
 #: The members' usage, summed from scratch: what the stored rows must add up to.
@@ -115,9 +119,10 @@ def usage_repair() -> int:
 
 
 def usage_compact() -> int:
-    """Fold each (node, resource)'s rows into one, dropping those that sum to zero; how many rows
-    were folded. Rows being written by open transactions are not seen, hence kept. Two sweeps at
-    once: the second does nothing."""
+    """Fold each (node, resource)'s rows into one, dropping those that sum to zero, and each
+    (minute, resource)'s the same way, deleting minutes older than MINUTES_KEPT; how many node
+    rows were folded. Rows being written by open transactions are not seen, hence kept. Two
+    sweeps at once: the second does nothing."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [COMPACT_LOCK])
         if not cursor.fetchone()[0]:
@@ -139,4 +144,31 @@ def usage_compact() -> int:
             SELECT COUNT(*) FROM gone
             """
         )
-        return cursor.fetchone()[0]
+        folded = cursor.fetchone()[0]
+        cursor.execute(f"DELETE FROM {_MINUTES} WHERE minute < now() - interval '{MINUTES_KEPT}'")
+        cursor.execute(
+            f"""
+            WITH folded AS (
+                SELECT minute, resource FROM {_MINUTES} GROUP BY minute, resource HAVING COUNT(*) > 1
+            ), gone AS (
+                DELETE FROM {_MINUTES} u USING folded f
+                 WHERE u.minute = f.minute AND u.resource = f.resource
+             RETURNING u.minute, u.resource, u.amount
+            )
+            INSERT INTO {_MINUTES} (minute, resource, amount)
+            SELECT minute, resource, SUM(amount) FROM gone GROUP BY minute, resource
+            HAVING SUM(amount) <> 0
+            """
+        )
+        return folded
+
+
+def usage_changes(*, since, until) -> list[tuple]:
+    """(minute, resource, net change) of the cluster's usage for the minutes in [since, until)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT minute, resource, SUM(amount) FROM {_MINUTES} WHERE minute >= %s AND minute < %s "
+            "GROUP BY minute, resource",
+            [since, until],
+        )
+        return [(minute, resource, int(amount)) for minute, resource, amount in cursor.fetchall()]

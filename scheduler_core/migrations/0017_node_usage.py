@@ -1,7 +1,7 @@
 """Per-node usage kept by the database (issue 21, point 4): the NodeUsage table, three
 statement-level triggers on the member table that append what each statement changed, and the
-rows for the pods already bound; and the member indexes on ``started_at`` and ``finished_at`` the
-overview's last hour reads through.
+rows for the pods already bound; and UsageMinute, the same changes summed per minute over the
+cluster, from which the overview rebuilds its last hour.
 
 Why a trigger: a pod starts or stops holding its node in some twenty places (the cycle's binds
 and evictions, the kubelet, the Kubernetes mirror and backend, failures, kills, retries, gang and
@@ -17,12 +17,13 @@ from django.db import migrations, models
 
 MEMBER = "scheduler_core_member"
 USAGE = "scheduler_core_nodeusage"
+MINUTES = "scheduler_core_usageminute"
 HOLDS = "{t}.node IS NOT NULL AND {t}.phase IN ('Pending', 'Running')"
 
-#: Appends the summed change per (node, resource) of ``items`` (node, requests, sign).
+#: Appends the summed change per (node, resource) of ``items`` (node, requests, sign), and per
+#: resource to the current minute's cluster-wide change (the overview's last hour).
 APPEND = f"""
-INSERT INTO {USAGE} (node, resource, amount)
-SELECT node, resource, SUM(amount) FROM (
+, changes AS (
     SELECT i.node, r.key AS resource, i.sign * (r.value)::numeric AS amount
       FROM items i
      CROSS JOIN LATERAL jsonb_each(
@@ -30,9 +31,13 @@ SELECT node, resource, SUM(amount) FROM (
      WHERE r.key <> 'pods' AND jsonb_typeof(r.value) = 'number'
     UNION ALL
     SELECT i.node, 'pods', i.sign FROM items i
-) d
-GROUP BY node, resource
-HAVING SUM(amount) <> 0
+), per_node AS (
+    INSERT INTO {USAGE} (node, resource, amount)
+    SELECT node, resource, SUM(amount) FROM changes GROUP BY node, resource HAVING SUM(amount) <> 0
+)
+INSERT INTO {MINUTES} (minute, resource, amount)
+SELECT date_trunc('minute', statement_timestamp()), resource, SUM(amount) FROM changes
+ GROUP BY resource HAVING SUM(amount) <> 0
 """
 
 ITEMS = {
@@ -80,10 +85,20 @@ DROP FUNCTION IF EXISTS gangsched_node_usage_{op}();
 
 
 #: The pods already bound, summed once (later changes come from the triggers).
-BACKFILL = (
-    f"WITH items AS (SELECT n.node, n.requests, 1 AS sign FROM {MEMBER} n WHERE {HOLDS.format(t='n')}) "
-    + APPEND
-)
+BACKFILL = f"""
+INSERT INTO {USAGE} (node, resource, amount)
+SELECT node, resource, SUM(amount) FROM (
+    SELECT m.node, r.key AS resource, (r.value)::numeric AS amount
+      FROM {MEMBER} m
+     CROSS JOIN LATERAL jsonb_each(
+           CASE WHEN jsonb_typeof(m.requests) = 'object' THEN m.requests ELSE '{{}}'::jsonb END) r
+     WHERE {HOLDS.format(t="m")} AND r.key <> 'pods' AND jsonb_typeof(r.value) = 'number'
+    UNION ALL
+    SELECT m.node, 'pods', 1 FROM {MEMBER} m WHERE {HOLDS.format(t="m")}
+) d
+GROUP BY node, resource
+HAVING SUM(amount) <> 0
+"""
 
 
 class Migration(migrations.Migration):
@@ -109,13 +124,22 @@ class Migration(migrations.Migration):
                 "indexes": [models.Index(fields=["node", "resource"], name="nodeusage_node_idx")],
             },
         ),
-        migrations.AddIndex(
-            model_name="member",
-            index=models.Index(fields=["started_at"], name="member_started_idx"),
-        ),
-        migrations.AddIndex(
-            model_name="member",
-            index=models.Index(fields=["finished_at"], name="member_finished_idx"),
+        migrations.CreateModel(
+            name="UsageMinute",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("minute", models.DateTimeField(help_text="The minute of the change (seconds zeroed).")),
+                ("resource", models.CharField(max_length=253)),
+                ("amount", models.BigIntegerField()),
+            ],
+            options={
+                "indexes": [models.Index(fields=["minute"], name="usageminute_minute_idx")],
+            },
         ),
         migrations.RunSQL(
             sql="".join(_trigger(op) for op in ITEMS) + BACKFILL,

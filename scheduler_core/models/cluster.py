@@ -49,3 +49,20 @@ class NodeUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.node} {self.resource} {self.amount:+d}"
+
+
+class UsageMinute(models.Model):
+    """How the cluster's usage changed in a minute, per resource: the NodeUsage rows' changes
+    summed over the nodes, appended by the same triggers (one row per statement and resource,
+    folded into one per minute and aged out after ``usage_compact``'s two hours). The overview
+    rebuilds its last hour from today's usage and these, whatever the number of pods."""
+
+    minute = models.DateTimeField(help_text="The minute of the change (seconds zeroed).")
+    resource = models.CharField(max_length=253)
+    amount = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["minute"], name="usageminute_minute_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.minute:%H:%M} {self.resource} {self.amount:+d}"

@@ -268,9 +268,6 @@ class Member(models.Model):
             models.Index(fields=["phase"], name="member_phase_idx"),
             models.Index(fields=["gang", "phase"], name="member_gang_phase_idx"),
             models.Index(fields=["node"], name="member_node_idx"),
-            # The overview's last hour reads the pods that started or finished in it, not all.
-            models.Index(fields=["started_at"], name="member_started_idx"),
-            models.Index(fields=["finished_at"], name="member_finished_idx"),
         ]
 
     def __str__(self) -> str:

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from scheduler_core.models import Member, MemberPhase, NodeUsage
+from scheduler_core.models import Member, MemberPhase, NodeUsage, UsageMinute
 from scheduler_core.node_usage import (
     usage_by_node,
     usage_compact,
@@ -156,3 +156,18 @@ def test_drift_made_by_hand_is_found_and_repaired(capsys):
     call_command("node_usage")
     assert "matches the members" in capsys.readouterr().out
     assert usage_repair() == 3  # cpu, memory, pods of n0
+
+
+def test_the_minutes_are_folded_and_aged_out():
+    """The cluster's change per minute (the overview's last hour): the binds of a minute, summed
+    over the nodes, are one row per resource once folded; minutes past two hours are deleted."""
+    make_nodes(2, cpu=4)
+    make_gang("ml/train", 3, cpu=1)
+    cycle_run(holder="test")
+    make_gang("ml/more", 2, cpu=2)
+    cycle_run(holder="test")
+    old = timezone.now() - timedelta(hours=3)
+    UsageMinute.objects.create(minute=old.replace(second=0, microsecond=0), resource="cpu", amount=5)
+    usage_compact()
+    rows = list(UsageMinute.objects.values_list("resource", "amount"))
+    assert sorted(rows) == [("cpu", 7000), ("memory", 5 * GI), ("pods", 5)]
