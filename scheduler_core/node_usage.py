@@ -109,7 +109,9 @@ def usage_repair() -> int:
     """Rebuild the usage rows from the members, in one statement (one snapshot: a transaction
     committing meanwhile keeps its own rows, its pods not being in the sum); the rows written."""
     phases = list(ACTIVE_MEMBER_PHASES)
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Not while a sweep folds: rows it writes after this statement's snapshot would be kept.
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [COMPACT_LOCK])
         cursor.execute(
             f"WITH gone AS (DELETE FROM {_USAGE}) "
             f"INSERT INTO {_USAGE} (node, resource, amount) {_FROM_MEMBERS}",

@@ -8,9 +8,10 @@ query per node or domain, and nothing read from the members, whose number does n
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from typing import NamedTuple
 from urllib.parse import urlencode
 
+from django.db.models.fields.json import KeyTextTransform
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
@@ -27,7 +28,6 @@ GPU = "nvidia.com/gpu"
 MAX_CELLS = 64
 #: What a cell's number reads as, per main resource.
 UNITS = {GPU: "GPUs", "cpu": "CPUs"}
-_FIELDS = ("name", "labels", "allocatable", "external_usage", "ready", "unschedulable")
 
 
 class FilterError(ValueError):
@@ -38,15 +38,38 @@ class FilterError(ValueError):
         self.field, self.reason = field, reason
 
 
-def main_resource(nodes: list) -> str:
+class _NodeRow(NamedTuple):
+    """What the heat map needs of a node: its main resource only, not its whole JSON maps."""
+
+    name: str
+    labels: dict
+    capacity: str | None
+    external: str | None
+    ready: bool
+    unschedulable: bool
+
+
+def main_resource() -> str:
     """GPUs when any node has them (they are what gangs wait for), else CPU."""
-    return GPU if any((node.allocatable or {}).get(GPU) for node in nodes) else "cpu"
+    having = Node.objects.filter(allocatable__has_key=GPU).exclude(allocatable__contains={GPU: 0})
+    return GPU if having.exists() else "cpu"
+
+
+def _node_rows(resource: str) -> list[_NodeRow]:
+    """Every node, by name, with its allocatable and external use of ``resource`` (as text)."""
+    capacity = KeyTextTransform(resource, "allocatable")
+    external = KeyTextTransform(resource, "external_usage")
+    rows = Node.objects.order_by("name").values_list(
+        "name", "labels", capacity, external, "ready", "unschedulable"
+    )
+    return [_NodeRow(*row) for row in rows]
 
 
 def topology_view(params) -> dict:
     """The heat maps, the names of the nodes the filter keeps in name order (``names``; None:
-    every node, no topology), each kept node's domain per table column (``domains``), and the
-    filter's error (a ``FilterError``; then every node is kept).
+    every node, no topology), each kept node's domain per level key (``where``) and the index of
+    each table column's level among them (``columns_at``: ``domain_list`` picks them for the
+    page's rows), and the filter's error (a ``FilterError``; then every node is kept).
 
     A level whose every domain holds a single node (the host level) gets no heat map: the node
     table is that map already. A level of more than MAX_CELLS domains below a wider one shows only
@@ -63,11 +86,11 @@ def topology_view(params) -> dict:
     else:
         problem = None
     if not tops:
-        return {"maps": [], "names": None, "domains": {}, "levels": [], "filter": None, "error": problem}
-    nodes = [SimpleNamespace(**dict(zip(_FIELDS, row, strict=True)))
-             for row in Node.objects.order_by("name").values_list(*_FIELDS)]  # fmt: skip
+        return {"maps": [], "names": None, "where": {}, "columns_at": [], "levels": [], "filter": None,
+                "error": problem}  # fmt: skip
+    resource = main_resource()
+    nodes = _node_rows(resource)
     labels = node_domain_labels(nodes)
-    resource = main_resource(nodes)
     used = {name: amounts[resource] for name, amounts in usage_by_node(resource=resource).items()}
     # One pass: per level (index in keys), per domain, [capacity, used, free, nodes]; and the
     # domains (at every level) of the first node seen in each: where the domain sits.
@@ -78,9 +101,9 @@ def topology_view(params) -> dict:
         node_labels = labels[node.name]
         domains = [domain_of(node_labels, key) for key in keys]
         where.append(domains)
-        cap = int((node.allocatable or {}).get(resource, 0))
+        cap = int(node.capacity or 0)
         # Other schedulers' pods take room too (Kubernetes backend), as on the node bars.
-        use = used.get(node.name, 0) + int((node.external_usage or {}).get(resource, 0))
+        use = used.get(node.name, 0) + int(node.external or 0)
         free = max(cap - use, 0) if node.ready and not node.unschedulable else 0
         for i, domain in enumerate(domains):
             if domain is not None:
@@ -109,15 +132,21 @@ def topology_view(params) -> dict:
         kept = list(zip(nodes, where, strict=True))
     # The table's domain columns: the levels that have a heat map, each once.
     columns = list({lvl["key"]: lvl for m in maps for lvl in m["levels"]}.values())
-    at_column = [index[column["key"]] for column in columns]
     return {
         "maps": maps,
         "names": [node.name for node, _ in kept],
-        "domains": {node.name: [domains[i] for i in at_column] for node, domains in kept},
+        "where": {node.name: domains for node, domains in kept},
+        "columns_at": [index[column["key"]] for column in columns],
         "levels": columns,
         "filter": chosen,
         "error": problem,
     }
+
+
+def domain_list(topology: dict, name: str) -> list[str | None]:
+    """A node's domain per table column (the levels with a heat map), as ``topology_view`` found."""
+    domains = topology["where"].get(name)
+    return [domains[i] for i in topology["columns_at"]] if domains else []
 
 
 def _inside(wider: list[Level], here: int, chosen, index: dict[str, int], placed: list) -> tuple | None:

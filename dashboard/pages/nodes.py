@@ -15,7 +15,7 @@ from dashboard.api.permissions import sees_all_gangs
 from scheduler_core.models import Node
 
 from . import selectors
-from .node_domains import topology_view
+from .node_domains import domain_list, topology_view
 
 PAGE_SIZE = 100
 
@@ -34,7 +34,7 @@ def node_list(request):
     # A submitter sees their own gangs on the nodes, as the API would show them.
     rows = selectors.node_rows(nodes, all_gangs=sees_all_gangs(user), submitter=user.get_username())
     for row in rows:
-        row["domain_list"] = topology["domains"].get(row["node"].name, [])
+        row["domain_list"] = domain_list(topology, row["node"].name)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
