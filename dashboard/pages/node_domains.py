@@ -8,17 +8,18 @@ query per node or domain, and nothing read from the members, whose number does n
 
 from __future__ import annotations
 
+import json
 from typing import NamedTuple
 from urllib.parse import urlencode
 
-from django.db.models.fields.json import KeyTextTransform
+from django.db import connection
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.models import Node
 from scheduler_core.node_usage import usage_by_node
-from scheduler_core.topology_domains import domain_of, node_domain_labels
+from scheduler_core.topology_domains import node_domain_labels
 from scheduler_core.topology_reads import Level, level_keys, topologies
 
 GPU = "nvidia.com/gpu"
@@ -56,13 +57,18 @@ def main_resource() -> str:
 
 
 def _node_rows(resource: str) -> list[_NodeRow]:
-    """Every node, by name, with its allocatable and external use of ``resource`` (as text)."""
-    capacity = KeyTextTransform(resource, "allocatable")
-    external = KeyTextTransform(resource, "external_usage")
-    rows = Node.objects.order_by("name").values_list(
-        "name", "labels", capacity, external, "ready", "unschedulable"
-    )
-    return [_NodeRow(*row) for row in rows]
+    """Every node, by name, with its allocatable and external use of ``resource`` (as text).
+    A plain cursor: the ORM's per-row converters took two thirds of the page at 20,000 nodes."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT name, labels::text, allocatable ->> %s, external_usage ->> %s, ready, unschedulable "
+            f"FROM {Node._meta.db_table} ORDER BY name",
+            [resource, resource],
+        )
+        return [
+            _NodeRow(name, json.loads(labels) if labels else {}, capacity, external, ready, cordoned)
+            for name, labels, capacity, external, ready, cordoned in cursor.fetchall()
+        ]
 
 
 def topology_view(params) -> dict:
@@ -98,8 +104,8 @@ def topology_view(params) -> dict:
     placed: list[dict[str, list[str | None]]] = [{} for _ in keys]
     where: list[list[str | None]] = []
     for node in nodes:
-        node_labels = labels[node.name]
-        domains = [domain_of(node_labels, key) for key in keys]
+        # ``domain_of`` is the label's value: read inline, 60,000 calls cost 100 ms at 20,000 nodes.
+        domains = [*map(labels[node.name].get, keys)]
         where.append(domains)
         cap = int(node.capacity or 0)
         # Other schedulers' pods take room too (Kubernetes backend), as on the node bars.

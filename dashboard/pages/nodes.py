@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from dashboard.api.permissions import sees_all_gangs
@@ -42,6 +43,7 @@ def node_list(request):
         "nodes": selectors.with_bars(rows),
         "topology": topology,
         "query": query.urlencode(),
+        "gangs_url": reverse("dashboard:gangs"),  # once, not once per gang link
     }
     # A bad filter is the user's mistake, said on the page (naming the parameter), not a 500.
     return render(request, "dashboard/nodes.html", context, status=400 if topology["error"] else 200)
