@@ -2,10 +2,16 @@
 
     python bench/pages.py [--gangs 10000] [--members 10] [--nodes 500] [--repeat 20]
                           [--out bench/results/pages.json] [--keep-db] [--topology] [--only TEXT]
+                          [--db NAME] [--reuse]
+
+Issue 21's size, 20,000 nodes and 1,000,000 members: ``--nodes 20000 --gangs 100000 --topology``
+(about 5 minutes to populate on 2 cores). ``--keep-db --only NONE`` populates and keeps the
+database; ``--reuse`` renders against it later (so that two checkouts can be measured in turn
+on the same data sizes, each with its own ``--db``).
 
 What runs (nothing asserts; the script prints a table and writes JSON):
 
-* its own PostgreSQL database ``gangsched_bench_pages`` (dropped and created at start through
+* its own PostgreSQL database ``gangsched_bench_pages`` (``--db``; dropped and created at start through
   psycopg on the ``postgres`` database, migrated with ``call_command``, dropped at the end);
 * bulk inserts: ``--nodes`` nodes (80% CPU {cpu 64, memory 256Gi}, 20% GPU {cpu 96, memory
   768Gi, nvidia.com/gpu 8}); ``--gangs`` gangs of ``--members`` pods (so 100,000 by default):
@@ -13,7 +19,8 @@ What runs (nothing asserts; the script prints a table and writes JSON):
   hour), 30% Pending (a third reserved), 15% TimedOut with the engine's message, 10% Finished,
   5% Killed; one gang in twenty in a gang group of two; twenty submitters; three history events
   per gang over the last two hours; a scheduling cycle a second for the last hour from two
-  workers; the scheduler lease; then ANALYZE;
+  workers; the scheduler lease; the three queues the gangs name (``default``, ``gpu``,
+  ``batch``); the per-node usage folded (as the timeout sweep does); then ANALYZE;
 * each page rendered ``--repeat`` times with Django's test client, logged in as an operator
   (sees every gang), after one warm-up render: wall time per render (p50, p95, max, ms) and the
   number of SQL queries. A few pages are also rendered as a submitter (sees her own gangs).
@@ -45,6 +52,8 @@ PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 GI = 2**30
 SUBMITTERS = [f"user{i:02d}" for i in range(20)]
 BUDGET_MS = 300
+#: Members and events are built and inserted this many at a time.
+CHUNK = 50_000
 TOPOLOGY = ("topology.gangsched.io/block", "topology.gangsched.io/rack", "kubernetes.io/hostname")
 
 
@@ -57,17 +66,21 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "pages.json"))
     parser.add_argument("--keep-db", action="store_true", help="do not drop the bench database")
+    parser.add_argument("--db", default=BENCH_DB, help="the database to create (and drop) for the run")
+    parser.add_argument(
+        "--reuse", action="store_true", help="render against --db as a --keep-db run left it (no populate)"
+    )
     parser.add_argument("--topology", action="store_true", help="label racks and blocks; a Topology")
     parser.add_argument("--only", default="", help="render only the pages whose URL contains this")
     return parser.parse_args()
 
 
-def configure_environment() -> None:
+def configure_environment(db: str) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "gangsched.settings"
     from bench.local_key import ensure_local_key
 
     ensure_local_key()
-    os.environ["DATABASE_URL"] = f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{BENCH_DB}"
+    os.environ["DATABASE_URL"] = f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{db}"
     os.environ["ALLOWED_HOSTS"] = "testserver,localhost"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
@@ -79,11 +92,11 @@ def admin_execute(sql: str) -> None:
         conn.execute(sql)
 
 
-def database_drop() -> None:
+def database_drop(db: str) -> None:
     from django.db import connections
 
     connections.close_all()
-    admin_execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+    admin_execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
 
 
 # ---------------------------------------------------------------- data
@@ -101,9 +114,11 @@ def populate(args: argparse.Namespace) -> dict:
         GangGroup,
         Member,
         Node,
+        Queue,
         SchedulerLease,
         SchedulingCycle,
     )
+    from scheduler_core.node_usage import usage_compact
 
     rng = random.Random(args.seed)
     now = timezone.now()
@@ -124,6 +139,8 @@ def populate(args: argparse.Namespace) -> dict:
             nodes[-1].labels = {TOPOLOGY[0]: f"block-{i // 64:03d}", TOPOLOGY[1]: f"rack-{i // 8:04d}",
                                 TOPOLOGY[2]: nodes[-1].name}  # fmt: skip
     Node.objects.bulk_create(nodes, batch_size=2000)
+    # The queues the gangs name, so that the Queues page charges their pods to them.
+    Queue.objects.bulk_create([Queue(name=name) for name in ("batch", "default", "gpu")])
     if args.topology:
         from scheduler_core.models import Topology
 
@@ -173,8 +190,11 @@ def populate(args: argparse.Namespace) -> dict:
         plan.append(phase)
     Gang.objects.bulk_create(gangs, batch_size=2000)
 
-    members = []
+    members, created = [], 0
     for gang, phase in zip(gangs, plan, strict=True):
+        if len(members) >= CHUNK:  # in chunks: a million Member objects at once would take gigabytes
+            created += len(Member.objects.bulk_create(members, batch_size=5000))
+            members = []
         for j in range(args.members):
             member = Member(
                 namespace=gang.namespace, name=f"{gang.name}-{j}", gang=gang, priority=gang.priority,
@@ -193,10 +213,13 @@ def populate(args: argparse.Namespace) -> dict:
             elif phase in ("Finished", "Killed"):
                 member.phase = "Succeeded" if phase == "Finished" else "Failed"
             members.append(member)
-    Member.objects.bulk_create(members, batch_size=5000)
+    created += len(Member.objects.bulk_create(members, batch_size=5000))
 
-    events = []
+    events, recorded = [], 0
     for gang, phase in zip(gangs, plan, strict=True):
+        if len(events) >= CHUNK:
+            recorded += len(GangEvent.objects.bulk_create(events, batch_size=5000))
+            events = []
         kinds = [
             "created",
             "explained",
@@ -212,7 +235,7 @@ def populate(args: argparse.Namespace) -> dict:
             events.append(GangEvent(gang=gang, kind=kind, reason=f"{kind} (bench)",
                                     created=now - dt.timedelta(seconds=rng.randint(0, 7200)),
                                     published_at=now))  # fmt: skip
-    GangEvent.objects.bulk_create(events, batch_size=5000)
+    recorded += len(GangEvent.objects.bulk_create(events, batch_size=5000))
     SchedulingCycle.objects.bulk_create(
         [SchedulingCycle(started_at=now - dt.timedelta(seconds=s), duration_s=rng.uniform(0.01, 0.3),
                          pods_considered=rng.randint(0, 3000), pods_bound=rng.randint(0, 100), epoch=1,
@@ -229,12 +252,32 @@ def populate(args: argparse.Namespace) -> dict:
     operator = User.objects.create_user("olga", password="bench")
     operator.groups.add(Group.objects.get(name="operators"))
     submitter = User.objects.create_user(SUBMITTERS[3], password="bench")
+    # The triggers appended the usage per insert batch; the timeout sweep folds it within seconds.
+    usage_compact()
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     running = next(g for g, p in zip(gangs, plan, strict=True) if p == "Running")
     timed_out = next(g for g, p in zip(gangs, plan, strict=True) if p == "TimedOut" and g.group_id)
     return {"operator": operator, "submitter": submitter, "running": running, "grouped": timed_out,
-            "members": len(members), "events": len(events)}  # fmt: skip
+            "members": created, "events": recorded}  # fmt: skip
+
+
+def reused() -> dict:
+    """What ``populate`` returned, read back from a database a ``--keep-db`` run left."""
+    from django.contrib.auth.models import User
+
+    from scheduler_core.models import Gang, GangEvent, Member, Node
+
+    return {
+        "operator": User.objects.get(username="olga"),
+        "submitter": User.objects.get(username=SUBMITTERS[3]),
+        "running": Gang.objects.filter(phase="Running").order_by("pk").first(),
+        "grouped": Gang.objects.filter(phase="TimedOut", group__isnull=False).order_by("pk").first(),
+        "members": Member.objects.count(),
+        "events": GangEvent.objects.count(),
+        "gangs": Gang.objects.count(),
+        "nodes": Node.objects.count(),
+    }
 
 
 # ---------------------------------------------------------------- measure
@@ -266,9 +309,10 @@ def measure(client, url: str, repeat: int) -> dict:
 
 def main() -> None:
     args = parse_args()
-    configure_environment()
-    admin_execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    admin_execute(f"CREATE DATABASE {BENCH_DB}")
+    configure_environment(args.db)
+    if not args.reuse:
+        admin_execute(f"DROP DATABASE IF EXISTS {args.db} WITH (FORCE)")
+        admin_execute(f"CREATE DATABASE {args.db}")
     import django
 
     django.setup()
@@ -276,12 +320,16 @@ def main() -> None:
     from django.test import Client
 
     try:
-        call_command("migrate", verbosity=0)
         start = time.perf_counter()
-        world = populate(args)
+        if args.reuse:
+            world = reused()
+            args.gangs, args.nodes = world["gangs"], world["nodes"]
+        else:
+            call_command("migrate", verbosity=0)
+            world = populate(args)
         populate_s = time.perf_counter() - start
-        print(f"populated {args.gangs} gangs, {world['members']} members, {world['events']} events, "
-              f"{args.nodes} nodes in {populate_s:.1f}s")  # fmt: skip
+        print(f"{'reused' if args.reuse else 'populated'} {args.gangs} gangs, {world['members']} members, "
+              f"{world['events']} events, {args.nodes} nodes in {populate_s:.1f}s")  # fmt: skip
         as_operator, as_submitter = Client(), Client()
         as_operator.force_login(world["operator"])
         as_submitter.force_login(world["submitter"])
@@ -297,6 +345,7 @@ def main() -> None:
             ("operator", as_operator, "/nodes/"),
             ("operator", as_operator, "/timed-out/"),
             ("operator", as_operator, "/timed-out/?page=10"),
+            ("operator", as_operator, "/queues/"),
             ("operator", as_operator, "/simulations/"),
             ("submitter", as_submitter, "/"),
             ("submitter", as_submitter, "/gangs/"),
@@ -327,8 +376,8 @@ def main() -> None:
         Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.out}")
     finally:
-        if not args.keep_db:
-            database_drop()
+        if not args.keep_db and not args.reuse:
+            database_drop(args.db)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.db.models import Count, Q
+
 from scheduler_core.models import LocalQueue, Member, Queue, QueueSample
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.snapshot_json import ints
@@ -80,19 +82,27 @@ def queue_figures() -> dict[str, QueueFigures]:
         walk(top, top, 0)
     if not figures:
         return figures
-    rows = Member.objects.filter(phase__in=ACTIVE_MEMBER_PHASES).values_list(
-        "namespace", "queue", "gang__queue", "node", "requests"
+    # Grouped in PostgreSQL by queue and request shape: one row per shape, not one per pod
+    # read into Python (the page's cost then grew with every active pod).
+    rows = (
+        Member.objects.filter(phase__in=ACTIVE_MEMBER_PHASES)
+        .order_by()
+        .values_list("namespace", "queue", "gang__queue", "requests")
+        .annotate(
+            bound=Count("id", filter=Q(node__isnull=False)), waiting=Count("id", filter=Q(node__isnull=True))
+        )
     )
-    for namespace, own, gang_queue, node, requests in rows.iterator(chunk_size=2000):
+    for namespace, own, gang_queue, requests, bound, waiting in rows:
         declared = own if gang_queue is None else gang_queue
         name = local.get((namespace, declared), declared)
+        amounts = ints(requests)
         while name in figures:  # the leaf and each of its ancestors
             entry = figures[name]
-            if node:
-                _add(entry.used, ints(requests))
-            else:
-                _add(entry.pending, ints(requests))
-                entry.pending_pods += 1
+            if bound:
+                _add(entry.used, {resource: bound * amount for resource, amount in amounts.items()})
+            if waiting:
+                _add(entry.pending, {resource: waiting * amount for resource, amount in amounts.items()})
+                entry.pending_pods += waiting
             name = entry.parent
     for sample in latest_samples():
         if sample.queue in figures:

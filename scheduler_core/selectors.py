@@ -11,6 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from scheduler_core.engine.queue import declared_work
 from scheduler_core.models import Gang, GangEvent, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.node_usage import usage_by_node
 
 
 def gang_list(*, namespace: str | None = None, phase: str | None = None) -> QuerySet[Gang]:
@@ -104,16 +105,9 @@ def pod_list(*, namespace: str | None = None) -> QuerySet[Member]:
 
 def node_usage() -> list[dict]:
     """Each node with what its active pods request (``used``, canonical units, plus ``pods``),
-    the number of those pods, and its allocatable, labels, taints, cordon and ready state."""
-    used: dict[str, dict[str, int]] = {}
-    for node, requests in Member.objects.filter(
-        node__isnull=False, phase__in=ACTIVE_MEMBER_PHASES
-    ).values_list("node", "requests"):
-        total = used.setdefault(node, {"pods": 0})
-        total["pods"] += 1
-        for resource, amount in requests.items():
-            if resource != "pods":
-                total[resource] = total.get(resource, 0) + int(amount)
-    return [
-        {"node": node, "used": used.get(node.name, {"pods": 0})} for node in Node.objects.order_by("name")
-    ]
+    the number of those pods, and its allocatable, labels, taints, cordon and ready state. The
+    use is the one the database keeps per node (``scheduler_core.node_usage``), not a scan of
+    the members."""
+    used = usage_by_node()
+    nodes = Node.objects.order_by("name")
+    return [{"node": node, "used": {"pods": 0, **used.get(node.name, {})}} for node in nodes]

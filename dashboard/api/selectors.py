@@ -13,8 +13,8 @@ from collections import Counter, defaultdict
 from django.db.models import Count, QuerySet
 from django.http import Http404
 
-from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
-from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.models import Gang, GangEvent, Node, SchedulingCycle
+from scheduler_core.node_usage import usage_by_node
 from scheduler_core.topology_reads import domains_by_node, level_keys, topologies
 
 from .permissions import sees_all_gangs
@@ -58,15 +58,11 @@ def node_usage(*, domains: bool = False) -> list[dict]:
 
     On a real cluster ``used`` also counts what other schedulers' pods request there
     (``external``, kept by the Kubernetes backend's watch): that room is taken too.
-    Requests are JSON objects, summed here rather than in SQL: a cluster has few distinct
-    request shapes, and this stays one query over the active pods.
+    The use is what the database keeps per node (``scheduler_core.node_usage``): one aggregate
+    over its rows, whatever the number of pods.
     """
-    used: dict[str, Counter] = defaultdict(Counter)
-    pods: Counter = Counter()
-    bound = Member.objects.filter(node__isnull=False, phase__in=ACTIVE_MEMBER_PHASES)
-    for node, requests in bound.values_list("node", "requests"):
-        used[node].update(requests or {})
-        pods[node] += 1
+    used: dict[str, Counter] = defaultdict(Counter, usage_by_node())
+    pods = Counter({node: amounts.pop("pods", 0) for node, amounts in used.items()})
     nodes = list(Node.objects.order_by("name"))
     # Issue 20: each node's domain at every level of every topology (one query for the levels).
     where = domains_by_node(nodes, level_keys(topologies())) if domains else {}

@@ -13,8 +13,8 @@ from django.db.models import Count
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
-from scheduler_core.models import GangEvent, Member, SchedulingCycle
-from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.models import GangEvent, SchedulingCycle
+from scheduler_core.node_usage import usage_changes
 
 from .selectors import MAIN_RESOURCES
 
@@ -26,33 +26,31 @@ def chart_now(now: datetime | None = None) -> datetime:
     return (now or timezone.now()).replace(second=0, microsecond=0) + timedelta(minutes=1)
 
 
-def bound_pods_by_minute(*, now: datetime) -> list[tuple]:
-    """Bound pods as (active, minutes since start, minutes since finish, requests, count) rows,
-    for the active ones and those that started or finished in the chart's hour: one scan of the
-    members for both the cluster's use now and the chart (minutes are None outside the hour)."""
-    start = now - timedelta(minutes=CHART_MINUTES)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT phase = ANY(%s), "
-            "CASE WHEN started_at >= %s THEN floor(extract(epoch FROM %s - started_at) / 60)::int END, "
-            "CASE WHEN finished_at >= %s THEN floor(extract(epoch FROM %s - finished_at) / 60)::int END, "
-            f"requests, COUNT(*) FROM {Member._meta.db_table} "
-            "WHERE node IS NOT NULL AND (phase = ANY(%s) OR started_at >= %s OR finished_at >= %s) "
-            "GROUP BY 1, 2, 3, 4",
-            [list(ACTIVE_MEMBER_PHASES), start, now, start, now, list(ACTIVE_MEMBER_PHASES), start, start],
-        )
-        return [(a, s, f, _json(r), n) for a, s, f, r, n in cursor.fetchall()]
+def usage_changes_by_minute(*, now: datetime) -> dict[int, Counter]:
+    """How the cluster's usage changed in each minute of the chart's hour, by minutes before
+    ``now`` (a minute boundary): the stored per-minute changes (``scheduler_core.node_usage``),
+    a few rows per minute however many pods were bound or finished."""
+    changes: dict[int, Counter] = defaultdict(Counter)
+    for minute, resource, amount in usage_changes(since=now - timedelta(minutes=CHART_MINUTES), until=now):
+        changes[int((now - minute).total_seconds() // 60) - 1][resource] += amount
+    return changes
 
 
 def chart_data(
-    *, gangs, counts: dict[str, int], capacity: Counter, used: Counter, bound_rows: list[tuple], now: datetime
+    *,
+    gangs,
+    counts: dict[str, int],
+    capacity: Counter,
+    used: Counter,
+    changes: dict[int, Counter],
+    now: datetime,
 ) -> dict:
     """The overview charts' last hour, one point per minute, oldest first.
 
-    Nothing stores past utilisation, so it is rebuilt backwards from now (``counts``: ``gangs``
-    by phase; ``capacity``, ``used``: ``cluster_totals``; ``bound_rows``: ``bound_pods_by_minute``
-    at the same ``now``, a minute boundary, see ``chart_now``): a pod
-    that started in a minute did not hold its requests before it, one that finished then did.
+    Utilisation is rebuilt backwards from now (``counts``: ``gangs`` by phase; ``capacity``,
+    ``used``: ``selectors.cluster_totals``; ``changes``: ``usage_changes_by_minute`` at the same
+    ``now``, a minute boundary, see ``chart_now``): what was bound in a minute was not held
+    before it, what finished or was evicted then was.
     Pending and running gangs are rebuilt the same way from the gang events of the hour.
     Cycles per minute, their mean duration and the pending demand come straight from
     SchedulingCycle: a minute's demand is what its last cycle left pending (``demand``: percent
@@ -60,15 +58,7 @@ def chart_data(
     the previous one's, and the hour starts from the last cycle before it.
     """
     start = now - timedelta(minutes=CHART_MINUTES)
-    started: dict[int, Counter] = defaultdict(Counter)
-    finished: dict[int, Counter] = defaultdict(Counter)
-    for _, started_ago, finished_ago, requests, n in bound_rows:
-        amounts = {resource: n * int(value) for resource, value in (requests or {}).items()}
-        if started_ago is not None:
-            started[started_ago].update(amounts)
-        if finished_ago is not None:
-            finished[finished_ago].update(amounts)
-    # now's bound pods; moving back a minute undoes what started in it and redoes what finished.
+    # now's bound pods; moving back a minute undoes what changed in it.
     current = Counter(used)
     pending = counts.get("Pending", 0) + counts.get("Scheduling", 0)
     running = counts.get("Running", 0)
@@ -92,8 +82,7 @@ def chart_data(
                 "cycle_ms": round(1000 * (cycles.get(minutes_ago, {}).get("mean") or 0), 1),
             }
         )
-        current.subtract(started.get(minutes_ago, Counter()))
-        current.update(finished.get(minutes_ago, Counter()))
+        current.subtract(changes.get(minutes_ago, Counter()))
         d_pending, d_running = deltas.get(minutes_ago, (0, 0))
         pending -= d_pending
         running -= d_running

@@ -1,17 +1,22 @@
 """/nodes/: each node's allocatable and used resources as bars, and the gangs running on it; with
-a topology, a heat map per level and ``?level=&domain=`` narrowing the table to one domain."""
+a topology, a heat map per level and ``?level=&domain=`` narrowing the table to one domain.
+
+Paged in SQL (nodes by name, LIMIT/OFFSET), or out of the names the topology's one pass over the
+nodes kept (already in name order): the usage and gangs are read for the page's 100 nodes only."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from dashboard.api.permissions import sees_all_gangs
+from scheduler_core.models import Node
 
 from . import selectors
-from .node_domains import topology_view
+from .node_domains import domain_list, topology_view
 
 PAGE_SIZE = 100
 
@@ -19,18 +24,26 @@ PAGE_SIZE = 100
 @require_GET
 @login_required
 def node_list(request):
-    # A submitter sees their own gangs on the nodes, as the API would show them.
     user = request.user
-    nodes = selectors.node_usage(all_gangs=sees_all_gangs(user), submitter=user.get_username())
-    topology = topology_view(nodes, request.GET)
-    page = Paginator(topology["rows"], PAGE_SIZE).get_page(request.GET.get("page"))
+    topology = topology_view(request.GET)
+    if topology["names"] is None:
+        page = Paginator(Node.objects.order_by("name"), PAGE_SIZE).get_page(request.GET.get("page"))
+        nodes = list(page.object_list)
+    else:
+        page = Paginator(topology["names"], PAGE_SIZE).get_page(request.GET.get("page"))
+        nodes = list(Node.objects.filter(name__in=page.object_list).order_by("name"))
+    # A submitter sees their own gangs on the nodes, as the API would show them.
+    rows = selectors.node_rows(nodes, all_gangs=sees_all_gangs(user), submitter=user.get_username())
+    for row in rows:
+        row["domain_list"] = domain_list(topology, row["node"].name)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "page": page,
-        "nodes": selectors.with_bars(page.object_list),
+        "nodes": selectors.with_bars(rows),
         "topology": topology,
         "query": query.urlencode(),
+        "gangs_url": reverse("dashboard:gangs"),  # once, not once per gang link
     }
     # A bad filter is the user's mistake, said on the page (naming the parameter), not a 500.
     return render(request, "dashboard/nodes.html", context, status=400 if topology["error"] else 200)

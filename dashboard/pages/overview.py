@@ -19,8 +19,7 @@ def overview(request):
     gangs = gang_visible(user=request.user)
     counts = selectors.gang_counts(gangs)
     now = charts.chart_now()
-    bound_rows = charts.bound_pods_by_minute(now=now)
-    capacity, used = selectors.cluster_totals(bound_rows)
+    capacity, used = selectors.cluster_totals()
     return render(
         request,
         "dashboard/overview.html",
@@ -29,7 +28,12 @@ def overview(request):
             "counts": [(phase.value, counts.get(phase.value, 0)) for phase in GangPhase],
             "total": sum(counts.values()),
             "chart": charts.chart_data(
-                gangs=gangs, counts=counts, capacity=capacity, used=used, bound_rows=bound_rows, now=now
+                gangs=gangs,
+                counts=counts,
+                capacity=capacity,
+                used=used,
+                changes=charts.usage_changes_by_minute(now=now),
+                now=now,
             ),
             "events": selectors.recent_events(event_visible(user=request.user)),
             "health": selectors.scheduler_health(),

@@ -11,12 +11,15 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Count, F, Func, Max, Q, Value
 from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from dashboard.api.selectors import pods_counted
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.heartbeats import heartbeats_read
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.node_usage import usage_by_node, usage_total
 from scheduler_core.selectors import gang_state
 from scheduler_core.services.lease import lease_status
 
@@ -77,56 +80,48 @@ def progress_bar(*, bound: int, reserved: int, minimum: int, total: int) -> dict
     }
 
 
-def node_usage(*, submitter: str | None = None, all_gangs: bool = False) -> list[dict]:
-    """Every node with what its bound active pods request (``used``; ``with_bars`` draws it), their
-    number, and which gangs run there (every gang's with ``all_gangs``, else ``submitter``'s, else none): the
-    first NODE_GANGS_SHOWN keys and a count.
+def node_rows(nodes: list[Node], *, submitter: str | None = None, all_gangs: bool = False) -> list[dict]:
+    """The page's nodes with what their bound active pods request (``used``; ``with_bars`` draws
+    it), their number, and which gangs run there (every gang's with ``all_gangs``, else
+    ``submitter``'s, else none): the first NODE_GANGS_SHOWN keys and a count.
 
-    Pods are grouped by (node, requests) in PostgreSQL and summed here: a cluster has few
-    request shapes, so a hundred thousand pods come back as a few thousand rows (the API's loop
-    reads every bound pod, too slow for a page at that size)."""
-    used: dict[str, Counter] = defaultdict(Counter)
-    pods: Counter = Counter()
-    bound = Member.objects.filter(node__isnull=False, phase__in=ACTIVE_MEMBER_PHASES).order_by()
-    for node, requests, n in bound.values_list("node", "requests").annotate(n=Count("id")):
-        pods[node] += n
-        for resource, value in (requests or {}).items():
-            used[node][resource] += n * int(value)
+    Two queries, both for these nodes only: the usage the database keeps per node
+    (``scheduler_core.node_usage``, no scan of the members) and the gangs of their pods (an
+    index scan of those nodes' members)."""
+    names = [node.name for node in nodes]
+    usage = usage_by_node(names)
     shown: dict[str, list[str]] = defaultdict(list)
     counts: dict[str, int] = {}
-    if all_gangs or submitter is not None:
+    if names and (all_gangs or submitter is not None):
         only = (
             "" if all_gangs else f"AND gang_id IN (SELECT id FROM {Gang._meta.db_table} WHERE submitter = %s)"
         )
         with connection.cursor() as cursor:
-            # Per node: its first NODE_GANGS_SHOWN gangs and how many there are, in one scan.
+            # Per node: its first NODE_GANGS_SHOWN gangs and how many there are, with their keys.
             cursor.execute(
-                f"SELECT node, (array_agg(DISTINCT gang_id ORDER BY gang_id))[1:%s], COUNT(DISTINCT gang_id) "
-                f"FROM {Member._meta.db_table} "
-                f"WHERE node IS NOT NULL AND gang_id IS NOT NULL AND phase = ANY(%s) {only} GROUP BY node",
-                [NODE_GANGS_SHOWN, list(ACTIVE_MEMBER_PHASES), *([] if all_gangs else [submitter])],
-            )
-            rows = cursor.fetchall()
-        named = Gang.objects.filter(pk__in={pk for _, ids, _ in rows for pk in ids})
-        keys = {
-            pk: f"{namespace}/{name}" for pk, namespace, name in named.values_list("pk", "namespace", "name")
-        }
-        for node, ids, n in rows:
-            shown[node] = [keys[pk] for pk in ids if pk in keys]
-            counts[node] = n
+                f"SELECT m.node, m.ids[1:%s], m.n, "
+                f"ARRAY(SELECT g.namespace || '/' || g.name FROM {Gang._meta.db_table} g "
+                f"JOIN unnest(m.ids[1:%s]) WITH ORDINALITY AS k(id, i) ON g.id = k.id ORDER BY k.i) "
+                f"FROM (SELECT node, array_agg(DISTINCT gang_id ORDER BY gang_id) AS ids, "
+                f"COUNT(DISTINCT gang_id) AS n FROM {Member._meta.db_table} "
+                f"WHERE node = ANY(%s) AND gang_id IS NOT NULL AND phase = ANY(%s) {only} GROUP BY node) m",
+                [NODE_GANGS_SHOWN, NODE_GANGS_SHOWN, names, list(ACTIVE_MEMBER_PHASES),
+                 *([] if all_gangs else [submitter])],
+            )  # fmt: skip
+            for node, _, n, keys in cursor.fetchall():
+                shown[node], counts[node] = keys, n
     rows = []
-    for node in Node.objects.order_by("name"):
+    for node in nodes:
+        used = usage.get(node.name, Counter())
+        pods = used.pop("pods", 0)
         # Other schedulers' pods take room too (Kubernetes backend): the bars show it.
         # A pod takes one of the node's ``pods`` too, counted as the API counts it.
-        taken = dict(
-            pods_counted(node, used.get(node.name, Counter()), pods.get(node.name, 0))
-            + Counter(node.external_usage or {})
-        )
+        taken = dict(pods_counted(node, used, pods) + Counter(node.external_usage or {}))
         rows.append(
             {
                 "node": node,
                 "used": taken,
-                "pods": pods.get(node.name, 0),
+                "pods": pods,
                 "gangs": shown.get(node.name, []),
                 "more_gangs": counts.get(node.name, 0) - len(shown.get(node.name, [])),
             }
@@ -135,11 +130,24 @@ def node_usage(*, submitter: str | None = None, all_gangs: bool = False) -> list
 
 
 def with_bars(rows: list[dict]) -> list[dict]:
-    """Set ``bars`` on the rows a page shows: drawing them for every node of a 5,000-node
-    cluster cost more than the heat map of all its domains, for 100 rows shown."""
+    """Set ``bars`` on the rows a page shows, and ``bars_html``, their markup (the same as
+    ``dashboard/_bar.html``'s, built here: 350 template includes were a third of the Nodes
+    page): drawing them for every node of a 5,000-node cluster cost more than the heat map of
+    all its domains, for 100 rows shown."""
     for row in rows:
         row["bars"] = resource_bars(row["node"].allocatable, row["used"])
+        row["bars_html"] = mark_safe("".join(map(bar_html, row["bars"])))  # noqa: S308 (escaped)
     return rows
+
+
+def bar_html(bar: dict) -> str:
+    resource, label, pct = escape(bar["resource"]), escape(bar["label"]), bar["pct"]
+    return (
+        f'<div class="bar" data-resource="{resource}" data-capacity="{bar["capacity"]}" '
+        f'data-used="{bar["used"]}" title="{resource}: {label}"><span class="bar-fill'
+        f'{" hot" if pct >= 90 else ""}" style="width: {pct}%"></span>'
+        f'<span class="bar-label">{resource} {label} ({pct}%)</span></div>'
+    )
 
 
 def resource_bars(capacity: dict, used: dict, resources=None) -> list[dict]:
@@ -156,10 +164,11 @@ def resource_bars(capacity: dict, used: dict, resources=None) -> list[dict]:
     return bars
 
 
-def cluster_totals(bound_rows: list[tuple]) -> tuple[Counter, Counter]:
+def cluster_totals() -> tuple[Counter, Counter]:
     """Capacity of schedulable nodes (ready, not cordoned) and use by bound active pods on any
     node (plus other schedulers' pods on a real cluster), per resource, as the API's cluster
-    summary counts them."""
+    summary counts them. Use is the stored per-node usage: one aggregate over its rows, however
+    many pods are bound."""
     capacity, used = Counter(), Counter()
     for allocatable in Node.objects.filter(ready=True, unschedulable=False).values_list(
         "allocatable", flat=True
@@ -167,9 +176,8 @@ def cluster_totals(bound_rows: list[tuple]) -> tuple[Counter, Counter]:
         capacity.update(allocatable)
     for external in Node.objects.exclude(external_usage={}).values_list("external_usage", flat=True):
         used.update(external)  # other schedulers' pods (Kubernetes backend)
-    for active, _, _, requests, n in bound_rows:
-        if active:
-            used.update({resource: n * int(value) for resource, value in (requests or {}).items()})
+    used.update(usage_total())
+    used.pop("pods", None)
     return capacity, used
 
 

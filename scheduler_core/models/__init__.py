@@ -1,6 +1,7 @@
 """gangsched's persistent state, one module per topic.
 
-- ``cluster``: Node, the machines the scheduler places pods on.
+- ``cluster``: Node, the machines the scheduler places pods on; NodeUsage, what their pods use;
+  UsageMinute, how the cluster's use changed per minute.
 - ``gangs``: GangGroup, Gang and Member (a gang's pods, or a pod scheduled alone).
 - ``history``: append-only records: SchedulingCycle, GangEvent (drained by the publisher),
   BindJournal (a decided placement written before the bind is attempted).
@@ -14,7 +15,7 @@ Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 ``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
 """
 
-from .cluster import Node
+from .cluster import Node, NodeUsage, UsageMinute
 from .gangs import Gang, GangGroup, Member, MemberPhase, RestartPolicy
 from .history import BindJournal, BindState, GangEvent, GangEventKind, SchedulingCycle
 from .lease import SchedulerLease
@@ -35,6 +36,7 @@ __all__ = [
     "Member",
     "MemberPhase",
     "Node",
+    "NodeUsage",
     "PriorityClass",
     "Queue",
     "QueueAccess",
@@ -44,4 +46,5 @@ __all__ = [
     "SchedulerLease",
     "SchedulingCycle",
     "Topology",
+    "UsageMinute",
 ]

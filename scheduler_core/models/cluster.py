@@ -27,3 +27,42 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class NodeUsage(models.Model):
+    """What the active pods bound to a node request, kept by the database as pods change.
+
+    Rows are deltas: a node's use of a resource is the SUM of its rows (``pods`` counts the pods).
+    A statement-level trigger on the member table (migration 0017) appends, for every statement
+    that binds, finishes, fails, evicts, deletes or re-requests pods, one row per (node, resource)
+    it changed, so a bind never waits on another transaction's lock on a hot node row; the timeout
+    sweep folds each node's rows back into one (``scheduler_core.node_usage.usage_compact``).
+    ``node`` is a name, as ``Member.node`` is: pods may be bound to a node not synced yet.
+    """
+
+    node = models.CharField(max_length=253)
+    resource = models.CharField(max_length=253)
+    amount = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["node", "resource"], name="nodeusage_node_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.node} {self.resource} {self.amount:+d}"
+
+
+class UsageMinute(models.Model):
+    """How the cluster's usage changed in a minute, per resource: the NodeUsage rows' changes
+    summed over the nodes, appended by the same triggers (one row per statement and resource,
+    folded into one per minute and aged out after ``usage_compact``'s two hours). The overview
+    rebuilds its last hour from today's usage and these, whatever the number of pods."""
+
+    minute = models.DateTimeField(help_text="The minute of the change (seconds zeroed).")
+    resource = models.CharField(max_length=253)
+    amount = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["minute"], name="usageminute_minute_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.minute:%H:%M} {self.resource} {self.amount:+d}"
