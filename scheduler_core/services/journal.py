@@ -43,6 +43,7 @@ from scheduler_core.models import (
 from scheduler_core.services.history import events_record_many
 from scheduler_core.services.lease import Lease, fenced
 from scheduler_core.services.lifecycle import gang_requeue
+from scheduler_core.sql_arrays import UNPACK, packed
 
 logger = logging.getLogger(__name__)
 
@@ -145,14 +146,15 @@ def _refuse_second_pending(member_ids: list[int]) -> None:
     if len(set(member_ids)) != len(member_ids):
         raise IntegrityError("a pod is bound twice in one journal write")
     sql = f"""
-        SELECT v.member_id FROM {_INTENT} i CROSS JOIN LATERAL unnest(i.member_ids) AS v(member_id)
-         WHERE i.state = %(pending)s AND v.member_id = ANY(%(ids)s::bigint[])
+        WITH ids AS (SELECT {UNPACK}::bigint[] AS ids)
+        SELECT v.member_id FROM ids, {_INTENT} i CROSS JOIN LATERAL unnest(i.member_ids) AS v(member_id)
+         WHERE i.state = %s AND v.member_id = ANY(ids.ids)
         UNION ALL
-        SELECT member_id FROM {_JOURNAL} WHERE state = %(pending)s AND member_id = ANY(%(ids)s::bigint[])
+        SELECT member_id FROM ids, {_JOURNAL} WHERE state = %s AND member_id = ANY(ids.ids)
          LIMIT 1
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"pending": IntentState.PENDING.value, "ids": member_ids})
+        cursor.execute(sql, [packed(member_ids), IntentState.PENDING.value, BindState.PENDING.value])
         found = cursor.fetchone()
     if found:
         raise IntegrityError(f"member {found[0]} already has a bind pending")
@@ -214,19 +216,23 @@ def journal_settle(rows: Sequence[JournalEntry], states: Sequence[BindState], er
     if fresh:
         sql = f"""
             INSERT INTO {_JOURNAL} (cycle_id, epoch, gang_id, member_id, node, state, error, created, updated)
-            SELECT i.cycle_id, i.epoch, i.gang_id, v.member_id, v.node, v.state, v.error, i.created, %s
-              FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::text[]) WITH ORDINALITY
-                   AS v(intent_id, member_id, node, state, error, position)
+            SELECT i.cycle_id, i.epoch, i.gang_id, v.member_id, v.node, v.state, COALESCE(e.error, ''),
+                   i.created, %s
+              FROM unnest({UNPACK}::bigint[], {UNPACK}::bigint[], {UNPACK}, {UNPACK}) WITH ORDINALITY
+                   AS v(intent_id, member_id, node, state, position)
               JOIN {_INTENT} i ON i.id = v.intent_id
               JOIN {_MEMBER} m ON m.id = v.member_id
+              LEFT JOIN unnest(%s::bigint[], %s::text[]) AS e(position, error) ON e.position = v.position
              ORDER BY v.position
         """
+        failed = [(n, errors[i]) for n, i in enumerate(fresh, start=1) if errors[i]]
         columns = (
-            [rows[i].intent for i in fresh],
-            [rows[i].member_id for i in fresh],
-            [rows[i].node for i in fresh],
-            [states[i].value for i in fresh],
-            [errors[i] for i in fresh],
+            packed(rows[i].intent for i in fresh),
+            packed(rows[i].member_id for i in fresh),
+            packed(rows[i].node for i in fresh),
+            packed(states[i].value for i in fresh),
+            [n for n, _error in failed],  # the few failures' errors, by position
+            [error for _n, error in failed],
         )
         intent_ids = sorted({rows[i].intent for i in fresh})
         with connection.cursor() as cursor:
@@ -324,10 +330,10 @@ def member_ids_by_key(keys: set[str]) -> dict[str, int]:
     names = sorted({key.split("/", 1)[1] for key in keys})
     sql = f"""
         SELECT id, namespace, name FROM {Member._meta.db_table}
-         WHERE namespace = ANY(%s::text[]) AND name = ANY(%s::text[]) AND phase = ANY(%s::text[])
+         WHERE namespace = ANY({UNPACK}) AND name = ANY({UNPACK}) AND phase = ANY(%s::text[])
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [namespaces, names, [phase.value for phase in _ACTIVE]])
+        cursor.execute(sql, [packed(namespaces), packed(names), [phase.value for phase in _ACTIVE]])
         rows = cursor.fetchall()
     found = {}
     for pk, namespace, name in rows:

@@ -79,3 +79,12 @@ def test_the_collector_is_paused_inside_and_left_as_it_was(enabled):
         assert gc.isenabled() == enabled
     finally:
         gc.enable()
+
+
+def test_rows_read_without_django_converters_are_what_django_returns(world):  # noqa: F811
+    epochs = Member.objects.annotate(at=snapshot._epoch("created")).order_by("name").values_list("name", "at")
+    assert list(snapshot._tuples(epochs)) == list(epochs)  # float8 epochs: read as they come
+    # A JSON column needs Django's converter (decoding): it is left to Django.
+    jsons = Member.objects.order_by("name").values_list("name", "requests")
+    assert list(snapshot._tuples(jsons)) == list(jsons)
+    assert isinstance(next(iter(snapshot._tuples(jsons)))[1], dict)
