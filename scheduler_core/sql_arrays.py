@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 SEPARATOR = "\x1f"
+#: Between the elements of an inner list of ``packed_lists`` (the record separator, chr(30)).
+INNER = "\x1e"
 
 #: The SQL that turns a ``packed`` parameter back into a text[] (cast it as needed).
 UNPACK = "string_to_array(%s, chr(31))"
@@ -29,3 +31,16 @@ def packed(values: Iterable[object]) -> str:
     if "" in texts:  # string_to_array('') is an empty array: [""] would come back as []
         raise ValueError("an empty value cannot be packed; pass it as an array parameter")
     return text
+
+
+def packed_lists(lists: Iterable[Iterable[object]]) -> str:
+    """Non-empty lists as one string: each joined with chr(30), then ``packed``; split each one
+    in SQL with ``string_to_array(element, chr(30))``."""
+    inner = []
+    for values in lists:
+        texts = [str(value) for value in values]
+        text = INNER.join(texts)
+        if not texts or "" in texts or text.count(INNER) != len(texts) - 1:
+            raise ValueError("an inner list is empty, holds an empty value or the separator chr(30)")
+        inner.append(text)
+    return packed(inner)

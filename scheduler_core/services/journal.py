@@ -43,7 +43,7 @@ from scheduler_core.models import (
 from scheduler_core.services.history import events_record_many
 from scheduler_core.services.lease import Lease, fenced
 from scheduler_core.services.lifecycle import gang_requeue
-from scheduler_core.sql_arrays import UNPACK, packed
+from scheduler_core.sql_arrays import UNPACK, packed, packed_lists
 
 logger = logging.getLogger(__name__)
 
@@ -125,17 +125,27 @@ def journal_write(
     for bind in binds:
         by_gang[bind[1]].append(bind)
     gangs = list(by_gang)
-    intents = BindIntent.objects.bulk_create(
-        BindIntent(
-            cycle_id=cycle_id,
-            epoch=epoch,
-            gang_id=gang_id,
-            member_ids=[bind[0] for bind in by_gang[gang_id]],
-            nodes=[bind[2] for bind in by_gang[gang_id]],
+    sql = f"""
+        INSERT INTO {_INTENT} (cycle_id, epoch, gang_id, member_ids, nodes, state, error, created, updated)
+        SELECT %s, %s, NULLIF(v.gang_id, 0), string_to_array(v.members, chr(30))::bigint[],
+               string_to_array(v.nodes, chr(30)), %s, '', %s, %s
+          FROM unnest({UNPACK}::bigint[], {UNPACK}, {UNPACK}) WITH ORDINALITY
+               AS v(gang_id, members, nodes, position)
+         ORDER BY v.position
+        RETURNING id, gang_id
+    """
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [
+                *(cycle_id, epoch, IntentState.PENDING.value, now, now),
+                packed(gang_id or 0 for gang_id in gangs),  # 0: the pods of no gang (NULL)
+                packed_lists([bind[0] for bind in by_gang[gang_id]] for gang_id in gangs),
+                packed_lists([bind[2] for bind in by_gang[gang_id]] for gang_id in gangs),
+            ],
         )
-        for gang_id in gangs
-    )
-    intent_of = {gang_id: intent.pk for gang_id, intent in zip(gangs, intents, strict=True)}
+        intent_of = dict((gang_id, pk) for pk, gang_id in cursor.fetchall())
     return [
         JournalEntry(None, member_id, gang_id, node, namespace, name, intent_of[gang_id])
         for member_id, gang_id, node, namespace, name in binds
