@@ -10,30 +10,89 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scheduler_core', '0016_topology'),
+        ("scheduler_core", "0016_topology"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BindIntent',
+            name="BindIntent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('epoch', models.BigIntegerField(help_text='The scheduler lease epoch that decided it (fencing).')),
-                ('member_ids', django.contrib.postgres.fields.ArrayField(base_field=models.BigIntegerField(), help_text='Member ids, in bind order.', size=None)),
-                ('nodes', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=253), help_text="Each member's node, by position.", size=None)),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('settled', 'Settled'), ('rolled_back', 'Rolled Back')], default='pending', max_length=16)),
-                ('error', models.TextField(blank=True)),
-                ('created', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated', models.DateTimeField(auto_now=True)),
-                ('cycle', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='intents', to='scheduler_core.schedulingcycle')),
-                ('gang', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='intents', to='scheduler_core.gang')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "epoch",
+                    models.BigIntegerField(help_text="The scheduler lease epoch that decided it (fencing)."),
+                ),
+                (
+                    "member_ids",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.BigIntegerField(), help_text="Member ids, in bind order.", size=None
+                    ),
+                ),
+                (
+                    "nodes",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=253),
+                        help_text="Each member's node, by position.",
+                        size=None,
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("settled", "Settled"),
+                            ("rolled_back", "Rolled Back"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("created", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated", models.DateTimeField(auto_now=True)),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="intents",
+                        to="scheduler_core.schedulingcycle",
+                    ),
+                ),
+                (
+                    "gang",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="intents",
+                        to="scheduler_core.gang",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created', 'id'],
-                'indexes': [models.Index(condition=models.Q(('state', 'pending')), fields=['created'], name='bindintent_pending_idx')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('state__in', ['pending', 'settled', 'rolled_back'])), name='bindintent_state_valid')],
+                "ordering": ["created", "id"],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("state", "pending")),
+                        fields=["created"],
+                        name="bindintent_pending_idx",
+                    )
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("state__in", ["pending", "settled", "rolled_back"])),
+                        name="bindintent_state_valid",
+                    )
+                ],
             },
         ),
     ]
