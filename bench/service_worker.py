@@ -125,7 +125,7 @@ def backlog_loaded_check(last_cycle_id: int, namespace: str, redis_url: str) -> 
     bound. Aborts the run (SystemExit) otherwise: the drain would not start from a real backlog."""
     import redis
 
-    from scheduler_core.models import BindJournal, Member, SchedulingCycle
+    from scheduler_core.models import BindIntent, BindJournal, Member, SchedulingCycle
     from scheduler_core.tasks import QUEUED_KEY
 
     client = redis.Redis.from_url(redis_url)
@@ -138,6 +138,7 @@ def backlog_loaded_check(last_cycle_id: int, namespace: str, redis_url: str) -> 
         "cycles_during_loading": SchedulingCycle.objects.filter(pk__gt=last_cycle_id).count(),
         "pods_bound_before_drain": Member.objects.filter(namespace=namespace, node__isnull=False).count(),
         "bind_journal_rows_before_drain": BindJournal.objects.filter(member__namespace=namespace).count(),
+        "bind_intents_before_drain": BindIntent.objects.count(),
     }
     if any(evidence.values()):
         raise SystemExit(f"backlog phase aborted: the backlog was not loaded idle: {evidence}")

@@ -1,6 +1,6 @@
 """The Django admin over every model, with stock ModelAdmin features only.
 
-History models (SchedulingCycle, GangEvent, BindJournal, QueueSample) are records written by the
+History models (SchedulingCycle, GangEvent, BindIntent, BindJournal, QueueSample) are records written by the
 scheduler: the admin shows them read-only. Queues, LocalQueues and ResourceFlavors are in
 ``admin_queues.py``; Topology and HyperNode in ``admin_topology.py``.
 """
@@ -15,6 +15,7 @@ from dashboard.pages.access import KILL, RETRY
 from dashboard.pages.actions import gangs_act
 from scheduler_core.declarations.changes import configured_record
 from scheduler_core.models import (
+    BindIntent,
     BindJournal,
     Gang,
     GangEvent,
@@ -143,6 +144,20 @@ class BindJournalAdmin(ReadOnlyAdmin):
     list_filter = ["state"]
     search_fields = ["member__namespace", "member__name", "node", "error"]
     list_select_related = ["member", "gang"]
+
+
+@admin.register(BindIntent)
+class BindIntentAdmin(ReadOnlyAdmin):
+    """A cycle's binds for one gang, journaled before they were made (services/journal.py)."""
+
+    list_display = ["created", "gang", "state", "epoch", "cycle", "pods", "error"]
+    list_filter = ["state"]
+    search_fields = ["gang__namespace", "gang__name", "error"]
+    list_select_related = ["gang"]
+
+    @admin.display(description="pods")
+    def pods(self, intent: BindIntent) -> int:
+        return len(intent.member_ids)
 
 
 @admin.register(QueueSample)

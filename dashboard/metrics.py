@@ -34,7 +34,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from django.conf import settings
-from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models import Count, Func, IntegerField, Max, Min, Q, Sum
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -45,8 +45,16 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from dashboard.client_address import client_address
 from dashboard.queue_metrics import queue_families
 from scheduler_core.engine.model import GangPhase
-from scheduler_core.models import BindJournal, Gang, GangEvent, GangEventKind, SchedulerLease, SchedulingCycle
-from scheduler_core.models.history import BindState
+from scheduler_core.models import (
+    BindIntent,
+    BindJournal,
+    Gang,
+    GangEvent,
+    GangEventKind,
+    SchedulerLease,
+    SchedulingCycle,
+)
+from scheduler_core.models.history import BindState, IntentState
 from scheduler_core.services.lease import SCHEDULER
 
 #: Upper bounds of the cycle histogram, in seconds: the engine's p99 target is 1 s.
@@ -95,10 +103,16 @@ class SchedulerCollector:
         yield CounterMetricFamily(
             "gangsched_bind_failures", "Pod binds that failed.", value=by_state.get(BindState.FAILED, 0)
         )
+        # A cycle journals its binds per gang (BindIntent) and writes each pod's row once the
+        # cluster has answered: a pending bind is in a pending intent, or a pending row
+        # written before intents existed.
+        in_intents = BindIntent.objects.filter(state=IntentState.PENDING).aggregate(
+            n=Sum(Func("member_ids", function="cardinality", output_field=IntegerField()))
+        )["n"]
         yield GaugeMetricFamily(
             "gangsched_binds_pending",
             "Binds journaled and not yet confirmed.",
-            value=by_state.get(BindState.PENDING, 0),
+            value=by_state.get(BindState.PENDING, 0) + (in_intents or 0),
         )
 
     def _gangs(self) -> Iterator:

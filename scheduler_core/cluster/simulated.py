@@ -30,6 +30,7 @@ from django.utils import timezone
 from scheduler_core.engine.quantity import format_amount
 from scheduler_core.models import Member, MemberPhase, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.sql_arrays import UNPACK, packed
 
 from . import ClusterError
 from .base import BindOutcome, BindRequest, BindResult
@@ -184,14 +185,14 @@ def _pods_locked(namespaces: set[str], names: set[str]) -> dict[tuple[str, str],
     order; one query with array parameters, and each distinct requests JSON decoded once."""
     sql = f"""
         SELECT id, namespace, name, node, phase, requests::text FROM {Member._meta.db_table}
-         WHERE namespace = ANY(%s::text[]) AND name = ANY(%s::text[])
+         WHERE namespace = ANY({UNPACK}) AND name = ANY({UNPACK})
          ORDER BY id
            FOR UPDATE
     """
     decoded: dict[str, dict[str, int]] = {}
     pods: dict[tuple[str, str], list] = {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, [sorted(namespaces), sorted(names)])
+        cursor.execute(sql, [packed(sorted(namespaces)), packed(sorted(names))])
         for pk, namespace, name, node, phase, text in cursor.fetchall():
             requests = decoded.get(text)
             if requests is None:
@@ -270,10 +271,10 @@ def _bulk_bind(updates: list[tuple[int, str]]) -> int:
     table = Member._meta.db_table
     sql = f"""
         UPDATE {table} AS m SET node = v.node, reserved_node = NULL, updated = %s
-          FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS node) AS v
+          FROM unnest({UNPACK}::bigint[], {UNPACK}) AS v(id, node)
          WHERE m.id = v.id AND m.node IS NULL AND m.phase = %s
     """
     with connection.cursor() as cursor:
         ids, nodes = [pk for pk, _ in updates], [node for _, node in updates]
-        cursor.execute(sql, [timezone.now(), ids, nodes, MemberPhase.PENDING.value])
+        cursor.execute(sql, [timezone.now(), packed(ids), packed(nodes), MemberPhase.PENDING.value])
         return cursor.rowcount

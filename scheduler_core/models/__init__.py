@@ -17,7 +17,15 @@ Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 
 from .cluster import Node, NodeUsage, UsageMinute
 from .gangs import Gang, GangGroup, Member, MemberPhase, RestartPolicy
-from .history import BindJournal, BindState, GangEvent, GangEventKind, SchedulingCycle
+from .history import (
+    BindIntent,
+    BindJournal,
+    BindState,
+    GangEvent,
+    GangEventKind,
+    IntentState,
+    SchedulingCycle,
+)
 from .lease import SchedulerLease
 from .priority import PriorityClass
 from .queue_history import QueueSample
@@ -25,6 +33,7 @@ from .queues import LocalQueue, Queue, QueueAccess, ResourceFlavor
 from .topology import HyperNode, Topology
 
 __all__ = [
+    "BindIntent",
     "BindJournal",
     "BindState",
     "Gang",
@@ -32,6 +41,7 @@ __all__ = [
     "GangEventKind",
     "GangGroup",
     "HyperNode",
+    "IntentState",
     "LocalQueue",
     "Member",
     "MemberPhase",

@@ -1,6 +1,7 @@
 """Append-only records of what the scheduler did. Rows are inserted, never edited (see
 AppendOnlyModel), except for bookkeeping columns named below; a correction is a new row."""
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -137,3 +138,49 @@ class BindJournal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.member_id} -> {self.node} ({self.state})"
+
+
+class IntentState(models.TextChoices):
+    PENDING = "pending"  # decided, the cluster's answers not yet written down
+    SETTLED = "settled"  # every bind answered: each pod's outcome is its BindJournal row
+    ROLLED_BACK = "rolled_back"  # the gang was requeued whole before its binds were made
+
+
+class BindIntent(models.Model):
+    """The binds one cycle decided for one gang (or for its pods scheduled alone), written in the
+    cycle's fenced transaction *before* any bind call: the bind journal's crash record.
+
+    One row per gang and cycle instead of one per pod: a cycle that binds 10,000 pods writes 200
+    of these, and each pod's ``BindJournal`` row is written once, when the cluster has answered
+    (bound or failed), in the same transaction that settles the intent. A pending intent after a
+    crash says which binds may or may not have happened; recovery binds them again (a bind of a
+    pod already on that node succeeds) and writes their rows. ``state``, ``error`` and
+    ``updated`` move forward; the other columns never change.
+    """
+
+    cycle = models.ForeignKey(
+        SchedulingCycle, null=True, blank=True, on_delete=models.SET_NULL, related_name="intents"
+    )
+    epoch = models.BigIntegerField(help_text="The scheduler lease epoch that decided it (fencing).")
+    gang = models.ForeignKey(Gang, null=True, blank=True, on_delete=models.SET_NULL, related_name="intents")
+    member_ids = ArrayField(models.BigIntegerField(), help_text="Member ids, in bind order.")
+    nodes = ArrayField(models.CharField(max_length=253), help_text="Each member's node, by position.")
+    state = models.CharField(max_length=16, choices=IntentState.choices, default=IntentState.PENDING)
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(default=timezone.now)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created", "id"]
+        constraints = [
+            choices_constraint("state", IntentState.choices, "bindintent_state_valid"),
+        ]
+        indexes = [
+            # Recovery after a crash looks for the pending intents.
+            models.Index(
+                fields=["created"], condition=Q(state=IntentState.PENDING), name="bindintent_pending_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"cycle {self.cycle_id}, gang {self.gang_id}: {len(self.member_ids)} binds ({self.state})"

@@ -21,6 +21,7 @@ from scheduler_core.cluster import ClusterBackend, get_backend
 from scheduler_core.engine import CycleResult, EngineConfig, run_cycle, sweep_timeouts
 from scheduler_core.engine.decisions import TransitionKind
 from scheduler_core.engine.explain import members_text
+from scheduler_core.engine.gc_pause import gc_paused
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, GangEventKind, Member, SchedulingCycle
 from scheduler_core.services.history import events_record_many
@@ -63,7 +64,8 @@ def cycle_run(
     if lease is None:
         return CycleReport(ran=False, reason="busy: another worker holds the scheduler lease")
     try:
-        return cycle_run_leased(lease=lease, backend=backend or get_backend(), config=config)
+        with gc_paused():
+            return cycle_run_leased(lease=lease, backend=backend or get_backend(), config=config)
     finally:
         lease_release(lease)
 

@@ -39,7 +39,7 @@ from scheduler_core.cluster.simulated import DELETED_REASON, json_merge
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, GangEventKind, Member, MemberPhase, RestartPolicy
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, FailureAction
-from scheduler_core.models.history import BindJournal, BindState
+from scheduler_core.models.history import BindIntent, BindJournal, BindState, IntentState
 
 from .history import event_record, events_record_many
 
@@ -205,6 +205,9 @@ def gang_requeue(
     members_recreate([m.id for m in members], now=now)
     # The placement an earlier cycle journaled for these pods is void now: recovering it later
     # would bind a requeued gang's pods (some of them, if a bind failed) behind the engine's back.
+    BindIntent.objects.filter(gang=gang, state=IntentState.PENDING).update(
+        state=IntentState.ROLLED_BACK, error=f"gang requeued: {reason}", updated=now
+    )
     BindJournal.objects.filter(member__gang=gang, state=BindState.PENDING).update(
         state=BindState.ROLLED_BACK, error=f"gang requeued: {reason}"
     )

@@ -43,12 +43,22 @@ from django.utils import timezone
 
 from scheduler_core.cluster import ClusterBackend, get_backend
 from scheduler_core.engine.model import GangPhase
-from scheduler_core.models import BindJournal, BindState, Gang, GangEventKind, Member, Node, RestartPolicy
+from scheduler_core.models import (
+    BindIntent,
+    BindJournal,
+    BindState,
+    Gang,
+    GangEventKind,
+    IntentState,
+    Member,
+    Node,
+    RestartPolicy,
+)
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, MemberPhase
 
 from . import lifecycle
 from .history import events_record_many
-from .journal import JournalEntry, journal_execute
+from .journal import journal_execute, journal_pending
 from .lease import default_holder, fenced, lease_acquire, lease_release
 
 logger = logging.getLogger(__name__)
@@ -102,21 +112,16 @@ def reconcile(
 
 def _journal(lease, backend: ClusterBackend, now: datetime) -> list[Repair]:
     stale = now - timedelta(seconds=settings.GANGSCHED_LEASE_TTL_S)
-    rows = [
-        JournalEntry(*row)
-        for row in BindJournal.objects.filter(state=BindState.PENDING, created__lt=stale)
-        .order_by("created", "id")
-        .values_list("pk", "member_id", "gang_id", "node", "member__namespace", "member__name")
-    ]
+    rows = journal_pending(created_before=stale)
     if not rows:
         return []
-    journal_execute(lease=lease, backend=backend, rows=rows)
-    states = dict(BindJournal.objects.filter(pk__in=[row.pk for row in rows]).values_list("pk", "state"))
+    states: dict[int, str] = {}
+    journal_execute(lease=lease, backend=backend, rows=rows, outcomes=states)
     return [
         Repair(
             "journal",
             f"{row.namespace}/{row.name}",
-            f"bind to {row.node} left pending by a cycle that is gone: {states[row.pk]}",
+            f"bind to {row.node} left pending by a cycle that is gone: {states[row.member_id]}",
             row.gang_id,
         )
         for row in rows
@@ -162,6 +167,7 @@ def _partial_gangs(backend: ClusterBackend, now: datetime) -> list[Repair]:
         ).values_list("gang_id", flat=True)
     )
     in_flight = set(BindJournal.objects.filter(state=BindState.PENDING).values_list("gang_id", flat=True))
+    in_flight |= set(BindIntent.objects.filter(state=IntentState.PENDING).values_list("gang_id", flat=True))
     bare = set(Member.objects.filter(gang_id__in=list(held), owner="").values_list("gang_id", flat=True))
     repairs = []
     for gang in Gang.objects.filter(pk__in=list(held), phase__in=_WAITING, fallen_back=False):

@@ -9,14 +9,16 @@ PostgreSQL (``using``):
    nothing or at least min_member pods, unless it is "after gang" (satisfied with the
    RestartFailedOnly policy, which lets it run below minMember, or satisfied with bare pods,
    which nobody recreates once deleted) or a Soft gang that fell back;
-   a gang with binds still pending in the journal is in flight and judged once they settle;
+   a gang with binds still pending in the journal (an intent or a per-pod row) is in flight and
+   judged once they settle;
 2. no node is over-committed: the requests of its bound active pods (plus what other schedulers
    use) fit its allocatable, and so does the pod count;
-3. no pod is bound twice: at most one pending journal row per pod, and a bound pod is on the node
-   its latest successful bind named;
+3. no pod is bound twice: at most one pending bind per pod (in pending intents and per-pod rows
+   together), at most one bound journal row per pod and cycle, and a bound pod is on the node its
+   latest successful bind named;
 4. reservations are only held by pending, unbound pods of gangs still waiting, on nodes that
    exist (no capacity is held by nobody);
-5. once the loop is idle (``idle=True``) no pending journal row is left.
+5. once the loop is idle (``idle=True``) no pending bind (intent or row) is left.
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from scheduler_core.engine.model import GangPhase
-from scheduler_core.models import BindJournal, BindState, Gang, Member, MemberPhase, Node, RestartPolicy
+from scheduler_core.models import (
+    BindIntent,
+    BindJournal,
+    BindState,
+    Gang,
+    IntentState,
+    Member,
+    MemberPhase,
+    Node,
+    RestartPolicy,
+)
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 
 DONE = (GangPhase.FINISHED.value, GangPhase.FAILED.value, GangPhase.KILLED.value)
@@ -43,16 +55,27 @@ def violations(*, using: str = "default", idle: bool = False) -> list[str]:
     )
     gangs = {g["id"]: g for g in Gang.objects.using(using).values()}
     nodes = {n["name"]: n for n in Node.objects.using(using).values("name", "allocatable", "external_usage")}
-    journal = BindJournal.objects.using(using)
-    pending = list(journal.filter(state=BindState.PENDING).values("member_id", "gang_id"))
+    pending = pending_binds(using)
     found: list[str] = []
     found += _gang_rule(gangs, members, {row["gang_id"] for row in pending}, idle)
     found += _capacity(nodes, members)
     found += _binds(using, members, pending)
     found += _reservations(gangs, nodes, members)
     if idle and pending:
-        found.append(f"{len(pending)} pending journal rows left while the loop is idle")
+        found.append(f"{len(pending)} pending binds left in the journal while the loop is idle")
     return found
+
+
+def pending_binds(using: str = "default") -> list[dict]:
+    """``{"member_id", "gang_id"}`` of every bind journaled and not settled: the members of
+    pending intents, and pending per-pod rows."""
+    pending = list(
+        BindJournal.objects.using(using).filter(state=BindState.PENDING).values("member_id", "gang_id")
+    )
+    intents = BindIntent.objects.using(using).filter(state=IntentState.PENDING)
+    for gang_id, member_ids in intents.values_list("gang_id", "member_ids"):
+        pending += [{"member_id": member_id, "gang_id": gang_id} for member_id in member_ids]
+    return pending
 
 
 def assert_invariants(*, using: str = "default", idle: bool = False) -> None:
@@ -114,8 +137,14 @@ def _capacity(nodes: dict, members: list[dict]) -> list[str]:
 
 def _binds(using: str, members: list[dict], pending: list[dict]) -> list[str]:
     found = [
-        f"member {pk} has {count} pending journal rows"
+        f"member {pk} has {count} pending binds"
         for pk, count in Counter(row["member_id"] for row in pending).items()
+        if count > 1
+    ]
+    bound_rows = BindJournal.objects.using(using).filter(state=BindState.BOUND, cycle__isnull=False)
+    found += [
+        f"member {pk} has {count} bound journal rows from cycle {cycle}"
+        for (pk, cycle), count in Counter(bound_rows.values_list("member_id", "cycle_id")).items()
         if count > 1
     ]
     latest: dict[int, str] = {}

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from scheduler_core.cluster.simulated import SimulatedCluster
-from scheduler_core.models import BindJournal, BindState, Gang, Member
+from scheduler_core.models import Gang, Member
 from scheduler_core.services.cycle import cycle_run
 from scheduler_core.services.kubelet import kubelet_tick
 
-from .invariants import assert_invariants
+from .invariants import assert_invariants, pending_binds
 
 
 class Clock:
@@ -39,7 +39,7 @@ def settle(clock: Clock, *, limit: int = 60) -> None:
     backend = SimulatedCluster(failure_rate=0.0)
     for _ in range(limit):
         step(backend, clock)
-        if not BindJournal.objects.filter(state=BindState.PENDING).exists() and not unplaced():
+        if not pending_binds() and not unplaced():
             assert_invariants(idle=True)
             return
     raise AssertionError(f"still unplaced after {limit} clean cycles: {unplaced()}")

@@ -88,11 +88,12 @@ class Blocker:
         self.connection.execute("SELECT name FROM scheduler_core_node FOR UPDATE")
 
     def pend(self, member_id: int) -> None:
-        """An uncommitted pending journal row for ``member_id``: a cycle that journals a bind of
-        that pod waits on the unique index, inside the transaction that writes its decisions."""
+        """The gang of ``member_id`` locked FOR UPDATE: a cycle that decides to bind that pod
+        writes its bind intents, then waits on the gang's row (marking it satisfied), inside the
+        transaction that writes its decisions."""
         self.connection.execute(
-            "INSERT INTO scheduler_core_bindjournal (epoch, member_id, node, state, error, created, updated)"
-            " VALUES (0, %s, 'blocker', 'pending', '', now(), now())",
+            "SELECT g.id FROM scheduler_core_gang g JOIN scheduler_core_member m ON m.gang_id = g.id"
+            " WHERE m.id = %s FOR UPDATE OF g",
             [member_id],
         )
 

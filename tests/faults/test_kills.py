@@ -3,12 +3,13 @@
 One real ``celery worker`` (prefork, two pool processes, lease TTL 1 s). Each kill stops a cycle
 where a PostgreSQL lock held by this test made it wait, so the point is exact, not a guess:
 
-* deciding: an uncommitted pending journal row for a pod of the new gang makes the cycle wait
-  inside the fenced transaction that writes its decisions: nothing of that cycle commits;
+* deciding: the new gang's row locked FOR UPDATE makes the cycle wait inside the fenced
+  transaction that writes its decisions, after its bind intents were written: nothing of that
+  cycle commits;
 * binding: the nodes locked FOR UPDATE make it wait inside the bind transaction, after its
-  journal rows were committed: the next cycle must recover them;
+  bind intents were committed: the next cycle must recover them;
 * recovering: with the nodes still locked, the next cycle (after the dead holder's lease
-  expired) waits inside the recovery of those rows, and is killed there too.
+  expired) waits inside the recovery of those intents, and is killed there too.
 
 The worker's main process forks a new pool process and the task, acknowledged late, is
 delivered again; the other pool process goes on taking tasks meanwhile, so a kill costs about
@@ -29,10 +30,10 @@ import time
 import pytest
 
 from scheduler_core import tasks
-from scheduler_core.models import BindJournal, BindState, Member
+from scheduler_core.models import BindIntent, BindJournal, BindState, Member
 from tests.loop.factories import make_gang, make_nodes
 
-from .invariants import assert_invariants
+from .invariants import assert_invariants, pending_binds
 from .processes import Blocker, Worker, cycle_pid, kill_cycle, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,7 +58,7 @@ def worker():
 
 @pytest.fixture
 def blockers():
-    """Two sessions: one holds the nodes, one an uncommitted journal row."""
+    """Two sessions: one holds the nodes, one a gang's row."""
     held = Blocker(), Blocker()
     yield held
     for blocker in held:
@@ -97,9 +98,10 @@ def test_fifty_kills_mid_cycle_leave_no_partial_gang_and_no_pod_bound_twice(work
         kill(worker, pender, kills)  # deciding
         pender.release()
         assert not BindJournal.objects.filter(gang=gang).exists()
+        assert not BindIntent.objects.filter(gang=gang).exists()
         assert_invariants()
         kill(worker, nodes, kills)  # binding
-        assert BindJournal.objects.filter(gang=gang, state=BindState.PENDING).count() == 2
+        assert [row["gang_id"] for row in pending_binds()].count(gang.pk) == 2
         kill(worker, nodes, kills)  # recovering
         nodes.release()
         assert_invariants()
@@ -114,7 +116,7 @@ def test_fifty_kills_mid_cycle_leave_no_partial_gang_and_no_pod_bound_twice(work
 
 def recovered(gang) -> bool:
     """The killed cycle's binds were finished by a later cycle (asked for here: no beat)."""
-    if BindJournal.objects.filter(state=BindState.PENDING).exists():
+    if pending_binds():
         tasks.schedule.delay()
         return False
     return Member.objects.filter(gang=gang, node__isnull=False).count() == 2

@@ -21,7 +21,7 @@ from django.db import InterfaceError, OperationalError, connections
 from scheduler_core.models import BindJournal, BindState, Gang, Member, Node
 from tests.loop.factories import GI
 
-from .invariants import assert_invariants
+from .invariants import assert_invariants, pending_binds
 from .processes import Beat, Worker, wait_for
 from .servers import DATABASE, PrivatePostgres, PrivateRedis
 
@@ -115,7 +115,7 @@ def submit(key: str, size: int) -> Gang:
 
 
 def in_flight() -> bool:
-    return BindJournal.objects.using(ALIAS).filter(state=BindState.PENDING).exists()
+    return bool(pending_binds(ALIAS))
 
 
 def all_bound() -> bool:

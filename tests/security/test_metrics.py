@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from scheduler_core.models import BindJournal, Gang, GangEvent, SchedulerLease, SchedulingCycle
+from scheduler_core.models import BindIntent, BindJournal, Gang, GangEvent, SchedulerLease, SchedulingCycle
 from tests.cast import make_gang
 
 pytestmark = pytest.mark.django_db
@@ -47,6 +47,10 @@ def test_the_figures_come_from_the_database(client):
     members = list(running.members.all()) + list(waiting.members.all())
     for member, state in zip(members, ["bound", "bound", "bound", "failed", "pending"], strict=True):
         BindJournal.objects.create(member=member, gang=member.gang, node="n1", epoch=1, state=state)
+    # A cycle's binds journaled per gang: the pods of a pending intent are pending binds too.
+    ids = [member.pk for member in waiting.members.all()]
+    BindIntent.objects.create(gang=waiting, epoch=1, member_ids=ids, nodes=["n1"] * len(ids))
+    BindIntent.objects.create(gang=running, epoch=1, member_ids=[1, 2, 3], nodes=["n1"] * 3, state="settled")
     SchedulerLease.objects.update_or_create(
         name="scheduler", defaults={"holder": "w1:42", "epoch": 7, "expires_at": now + timedelta(seconds=30)}
     )
@@ -63,7 +67,7 @@ def test_the_figures_come_from_the_database(client):
     )
     assert samples[("gangsched_pods_bound_total", ())] == 3
     assert samples[("gangsched_bind_failures_total", ())] == 1
-    assert samples[("gangsched_binds_pending", ())] == 1
+    assert samples[("gangsched_binds_pending", ())] == 1 + 2
     assert samples[("gangsched_gangs", (("phase", "Pending"),))] == 1
     assert samples[("gangsched_gangs", (("phase", "Running"),))] == 1
     assert samples[("gangsched_gangs", (("phase", "TimedOut"),))] == 1
