@@ -1,5 +1,6 @@
 """ASGI entry point: plain HTTP goes to Django, websockets to the dashboard's consumers."""
 
+import asyncio
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,15 +24,24 @@ class SyncChainASGIHandler(ASGIHandler):
     reused: Django enters a new ``ThreadSensitiveContext`` per request, for which asgiref
     started a thread and then a second one to join it, two thread starts per request. Here a
     request takes an idle one-thread executor (or makes one) and gives it back when done, as a
-    WSGI server's thread pool does; at most ``KEEP_IDLE_THREADS`` idle ones are kept. Requests
-    in flight at once still get a thread each, as before.
+    WSGI server's thread pool does; at most ``KEEP_IDLE_THREADS`` idle ones are kept, and at most
+    ``MAX_RUNNING`` requests run at once (the rest wait for one to finish, in the event loop).
+
+    A gang read the API's read cache holds for a token it knows is answered before any of this,
+    in the event loop, with the bytes and headers Django sent for the same question
+    (dashboard/api/cached_reads.py: ``fast_answer``); anything else goes to Django.
     """
 
     KEEP_IDLE_THREADS = 32
+    #: Requests running Django at once in this process; the others wait in the event loop.
+    #: More threads than this only queue for the GIL and the database pool, and slow down the
+    #: event loop that answers cached reads without a thread.
+    MAX_RUNNING = 10
 
     def __init__(self):
         super().__init__()
         self._idle: list[ThreadPoolExecutor] = []
+        self._running: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
@@ -40,6 +50,22 @@ class SyncChainASGIHandler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":  # as Django's
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        cached = fast_answer(scope)
+        if cached is not None:  # what Django answered the same question (dashboard/api/cached_reads.py)
+            await send({"type": "http.response.start", "status": cached.status, "headers": cached.headers})
+            await send({"type": "http.response.body", "body": cached.body})
+            return
+        async with self._slots():
+            await self._run_in_thread(scope, receive, send)
+
+    def _slots(self) -> asyncio.Semaphore:
+        """The semaphore of the running event loop (one per server; tests run several loops)."""
+        loop = asyncio.get_running_loop()
+        if self._running is None or self._running[0] is not loop:
+            self._running = (loop, asyncio.Semaphore(self.MAX_RUNNING))
+        return self._running[1]
+
+    async def _run_in_thread(self, scope, receive, send):
         executor = self._idle.pop() if self._idle else ThreadPoolExecutor(1, "request")
         try:
             async with ThreadSensitiveContext(executor=executor):
@@ -55,6 +81,9 @@ class SyncChainASGIHandler(ASGIHandler):
 
 # Initialise Django (the app registry) before importing anything that imports models.
 django.setup(set_prefix=False)
+
+from dashboard.api.cached_reads import fast_answer  # noqa: E402
+
 django_asgi_app = SyncChainASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
