@@ -25,7 +25,8 @@ class SyncChainASGIHandler(ASGIHandler):
     started a thread and then a second one to join it, two thread starts per request. Here a
     request takes an idle one-thread executor (or makes one) and gives it back when done, as a
     WSGI server's thread pool does; at most ``KEEP_IDLE_THREADS`` idle ones are kept, and at most
-    ``MAX_RUNNING`` requests run at once (the rest wait for one to finish, in the event loop).
+    ``MAX_READING`` reads and ``MAX_WRITING`` writes run at once (the rest wait, in the event
+    loop).
 
     A gang read the API's read cache holds for a token it knows is answered before any of this,
     in the event loop, with the bytes and headers Django sent for the same question
@@ -33,15 +34,18 @@ class SyncChainASGIHandler(ASGIHandler):
     """
 
     KEEP_IDLE_THREADS = 32
-    #: Requests running Django at once in this process; the others wait in the event loop.
-    #: More threads than this only queue for the GIL and the database pool, and slow down the
-    #: event loop that answers cached reads without a thread.
-    MAX_RUNNING = 10
+    #: Requests running Django at once in this process, reads (GET, HEAD) and writes counted
+    #: apart; the others wait in the event loop. More threads only queue for the GIL and the
+    #: database pool and slow down the event loop, which answers cached reads without a thread;
+    #: and writes (slow under load: each commit waits for the disk) never take every slot, so a
+    #: read the cache cannot answer does not wait behind a queue of submissions.
+    MAX_READING = 8
+    MAX_WRITING = 6
 
     def __init__(self):
         super().__init__()
         self._idle: list[ThreadPoolExecutor] = []
-        self._running: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self._running: tuple[asyncio.AbstractEventLoop, dict[bool, asyncio.Semaphore]] | None = None
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
@@ -55,15 +59,16 @@ class SyncChainASGIHandler(ASGIHandler):
             await send({"type": "http.response.start", "status": cached.status, "headers": cached.headers})
             await send({"type": "http.response.body", "body": cached.body})
             return
-        async with self._slots():
+        async with self._slots(reading=scope.get("method") in ("GET", "HEAD")):
             await self._run_in_thread(scope, receive, send)
 
-    def _slots(self) -> asyncio.Semaphore:
-        """The semaphore of the running event loop (one per server; tests run several loops)."""
+    def _slots(self, *, reading: bool) -> asyncio.Semaphore:
+        """The running event loop's semaphore for reads or writes (tests run several loops)."""
         loop = asyncio.get_running_loop()
         if self._running is None or self._running[0] is not loop:
-            self._running = (loop, asyncio.Semaphore(self.MAX_RUNNING))
-        return self._running[1]
+            reads, writes = asyncio.Semaphore(self.MAX_READING), asyncio.Semaphore(self.MAX_WRITING)
+            self._running = (loop, {True: reads, False: writes})
+        return self._running[1][reading]
 
     async def _run_in_thread(self, scope, receive, send):
         executor = self._idle.pop() if self._idle else ThreadPoolExecutor(1, "request")
