@@ -1,8 +1,8 @@
 """Serving gang reads from the read cache (read_cache.py): the key of a request, the view's
 lookup, the middleware that stores what Django answered, and the ASGI fast path.
 
-The key is the requester's scope plus everything of the request but who sent it: the path and
-query, and every header except the credentials (``Authorization``, ``Cookie``) and the framing
+The key is the requester's scope plus everything of the request but who sent it: the scheme,
+path and query, and every header except the credentials (``Authorization``, ``Cookie``) and the framing
 ones. So a cached answer is replayed only for the same question, asked through the same host,
 scheme and proxy headers, with the same ``Accept``, by a user of the same scope.
 
@@ -31,9 +31,11 @@ UNKEYED = frozenset({b"authorization", b"cookie", b"content-length", b"connectio
 _MARK = "_gangsched_read_cache"
 
 
-def key_of(scope: str, path: str, query: bytes, headers) -> tuple:
+def key_of(scope: str, scheme: str, path: str, query: bytes, headers) -> tuple:
+    """``scheme``: how the request reached the server (an HTTPS-only site redirects plain HTTP,
+    and links in answers name it)."""
     kept = tuple(sorted((name.lower(), value) for name, value in headers if name.lower() not in UNKEYED))
-    return (scope, path, query, kept)
+    return (scope, scheme, path, query, kept)
 
 
 def _request_headers(request) -> list[tuple[bytes, bytes]]:
@@ -51,10 +53,11 @@ def _request_headers(request) -> list[tuple[bytes, bytes]]:
 def _request_key(request, scope: str) -> tuple:
     asgi = getattr(request, "scope", None)
     if isinstance(asgi, dict) and "query_string" in asgi:
-        query = asgi["query_string"]
+        query, scheme = asgi["query_string"], asgi.get("scheme", "http")
     else:
         query = request.META.get("QUERY_STRING", "").encode("latin-1")
-    return key_of(scope, request.path, query, _request_headers(request))
+        scheme = request.META.get("wsgi.url_scheme", "http")
+    return key_of(scope, scheme, request.path, query, _request_headers(request))
 
 
 def user_scope(request) -> str:
@@ -152,5 +155,11 @@ def fast_answer(scope: dict) -> read_cache.Entry | None:
     user_scope_name = read_cache.scope_recall(token_key, authentication.now())
     if user_scope_name is None:
         return None
-    key = key_of(user_scope_name, scope["path"], scope.get("query_string", b""), scope.get("headers", ()))
+    key = key_of(
+        user_scope_name,
+        scope.get("scheme", "http"),
+        scope["path"],
+        scope.get("query_string", b""),
+        scope.get("headers", ()),
+    )
     return read_cache.lookup(key)

@@ -120,3 +120,32 @@ async def test_a_change_is_seen_by_every_user_who_may_see_it(cache, cast_keys):
         listed = json.loads((await get("/api/v1/gangs/", cast_keys[who]))[1])["results"]
         assert {g["name"]: g["phase"] for g in listed}["alice-gang"] == "Killed", who
     assert (await get(detail, cast_keys["bob"]))[0] == 404
+
+
+async def test_the_fast_path_answers_only_the_same_question_over_the_same_scheme(cache, cast_keys):
+    key = cast_keys["alice"]
+    for _ in range(2):
+        await get("/api/v1/gangs/", key)
+    asked = {
+        "type": "http",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/api/v1/gangs/",
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Token {key}".encode())],
+    }
+    assert fast_answer(asked) is not None
+    assert fast_answer({**asked, "scheme": "https"}) is None  # an HTTPS-only site redirects plain HTTP
+    assert fast_answer({**asked, "query_string": b"pageSize=1"}) is None
+    assert fast_answer({**asked, "headers": [*asked["headers"], (b"x-forwarded-host", b"elsewhere")]}) is None
+    assert fast_answer({**asked, "headers": [*asked["headers"], (b"cookie", b"sessionid=x")]}) is None
+    assert (
+        fast_answer({**asked, "headers": [(b"host", b"127.0.0.1:8000"), (b"authorization", b"Token nope")]})
+        is None
+    )
+    assert fast_answer({**asked, "method": "POST"}) is None
+    bob = {
+        **asked,
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Token {cast_keys['bob']}".encode())],
+    }
+    assert fast_answer(bob) is None  # bob's scope is not known yet, and alice's entry is not his
