@@ -212,7 +212,7 @@ class GangListSubmitApi(generics.ListAPIView):
     @extend_schema(
         operation_id="gangs_list",
         summary="List gangs",
-        responses={200: GangListOutput, 400: ERRORS, 404: ERRORS},  # 404: a page past the last
+        responses={200: GangListOutput, 400: ERRORS, 404: ERRORS},  # 404: a cursor that does not decode
     )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return cached_response(request) or super().get(request, *args, **kwargs)
