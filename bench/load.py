@@ -14,7 +14,8 @@ seconds between requests, as API clients and dashboards that poll do; each such 
 at a random moment of its first S seconds, as independent pollers do):
 
 * reads: ``GET /api/v1/gangs/?pageSize=20``, a submitter's own gangs or, for operators, every
-  gang (a count over the whole table and the newest page);
+  gang (the newest page; answered from the web process's read cache until one of those gangs
+  changes, docs/api.md);
 * writes: every ``--submit-interval`` seconds (staggered; never twice in a row, so a slow
   server still sees reads), ``POST /api/v1/gangs/`` of a
   one-pod gang (100m CPU, 128Mi, ``durationSeconds`` 5, so the scheduler binds it and the

@@ -1,5 +1,6 @@
 """ASGI entry point: plain HTTP goes to Django, websockets to the dashboard's consumers."""
 
+import asyncio
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,15 +24,28 @@ class SyncChainASGIHandler(ASGIHandler):
     reused: Django enters a new ``ThreadSensitiveContext`` per request, for which asgiref
     started a thread and then a second one to join it, two thread starts per request. Here a
     request takes an idle one-thread executor (or makes one) and gives it back when done, as a
-    WSGI server's thread pool does; at most ``KEEP_IDLE_THREADS`` idle ones are kept. Requests
-    in flight at once still get a thread each, as before.
+    WSGI server's thread pool does; at most ``KEEP_IDLE_THREADS`` idle ones are kept, and at most
+    ``MAX_READING`` reads and ``MAX_WRITING`` writes run at once (the rest wait, in the event
+    loop).
+
+    A gang read the API's read cache holds for a token it knows is answered before any of this,
+    in the event loop, with the bytes and headers Django sent for the same question
+    (dashboard/api/cached_reads.py: ``fast_answer``); anything else goes to Django.
     """
 
     KEEP_IDLE_THREADS = 32
+    #: Requests running Django at once in this process, reads (GET, HEAD) and writes counted
+    #: apart; the others wait in the event loop. More threads only queue for the GIL and the
+    #: database pool and slow down the event loop, which answers cached reads without a thread;
+    #: and writes (slow under load: each commit waits for the disk) never take every slot, so a
+    #: read the cache cannot answer does not wait behind a queue of submissions.
+    MAX_READING = 8
+    MAX_WRITING = 6
 
     def __init__(self):
         super().__init__()
         self._idle: list[ThreadPoolExecutor] = []
+        self._running: tuple[asyncio.AbstractEventLoop, dict[bool, asyncio.Semaphore]] | None = None
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
@@ -40,6 +54,23 @@ class SyncChainASGIHandler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":  # as Django's
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        cached = fast_answer(scope)
+        if cached is not None:  # what Django answered the same question (dashboard/api/cached_reads.py)
+            await send({"type": "http.response.start", "status": cached.status, "headers": cached.headers})
+            await send({"type": "http.response.body", "body": cached.body})
+            return
+        async with self._slots(reading=scope.get("method") in ("GET", "HEAD")):
+            await self._run_in_thread(scope, receive, send)
+
+    def _slots(self, *, reading: bool) -> asyncio.Semaphore:
+        """The running event loop's semaphore for reads or writes (tests run several loops)."""
+        loop = asyncio.get_running_loop()
+        if self._running is None or self._running[0] is not loop:
+            reads, writes = asyncio.Semaphore(self.MAX_READING), asyncio.Semaphore(self.MAX_WRITING)
+            self._running = (loop, {True: reads, False: writes})
+        return self._running[1][reading]
+
+    async def _run_in_thread(self, scope, receive, send):
         executor = self._idle.pop() if self._idle else ThreadPoolExecutor(1, "request")
         try:
             async with ThreadSensitiveContext(executor=executor):
@@ -55,6 +86,9 @@ class SyncChainASGIHandler(ASGIHandler):
 
 # Initialise Django (the app registry) before importing anything that imports models.
 django.setup(set_prefix=False)
+
+from dashboard.api.cached_reads import fast_answer  # noqa: E402
+
 django_asgi_app = SyncChainASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402

@@ -14,6 +14,7 @@ import redis
 from celery import shared_task
 from django.conf import settings
 
+from scheduler_core.cycle_wake import Waker
 from scheduler_core.events import events_publish
 from scheduler_core.node_usage import usage_compact
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
@@ -60,12 +61,23 @@ def schedule(self) -> dict:
     return {"ran": report.ran, "reason": report.reason, "bound": report.pods_bound}
 
 
-def cycle_trigger() -> bool:
-    """Ask for a cycle soon (work arrived); coalesces with a cycle already queued."""
+def cycle_trigger_now() -> bool:
+    """Queue a cycle unless one is queued already; True if this call queued it."""
     if _redis().set(QUEUED_KEY, "1", nx=True, ex=10):
         schedule.delay()
         return True
     return False
+
+
+_waker = Waker(lambda: cycle_trigger_now())  # looked up per call: tests replace it
+
+
+def cycle_trigger() -> bool:
+    """Ask for a cycle soon (work arrived): sent within ``cycle_wake.GAP_S`` by a thread of this
+    process (scheduler_core/cycle_wake.py), so the caller (a request) never waits for Redis; it
+    coalesces with a cycle already queued."""
+    _waker.request()
+    return True
 
 
 @shared_task(bind=True, ignore_result=True)

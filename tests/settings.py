@@ -54,6 +54,10 @@ os.environ.setdefault("GANGSCHED_CHANNELS_PREFIX", f"test-{os.getpid()}")
 # A random key for this run (DEBUG is off, so the settings refuse none or a published one);
 # in the environment, so the servers and workers the tests start sign the same sessions.
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+# The API's read cache trusts PostgreSQL's notifications, sent at commit: a test's writes in a
+# transaction that is rolled back never notify, so it is off unless a test turns it on
+# (tests/api/test_read_cache.py, which commits).
+os.environ.setdefault("GANGSCHED_API_CACHE", "0")
 
 from gangsched.settings import *  # noqa: E402, F403
 

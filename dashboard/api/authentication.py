@@ -25,9 +25,12 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models.signals import post_delete, post_save
+from django.contrib.auth.models import Group
+from django.db.models.signals import m2m_changed, post_delete, post_save
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
+
+from . import read_cache
 
 DEFAULT_TOKEN_CACHE_SECONDS = 10.0
 #: Entries kept at most per process (one per token in use); when full, expired ones go first.
@@ -73,6 +76,20 @@ class CachedTokenAuthentication(TokenAuthentication):
         return user, token
 
 
+def now() -> float:
+    return _now()
+
+
+def cached_entry(key: str) -> _Entry | None:
+    """The token's entry while it may be used (the ASGI fast path's authentication)."""
+    if token_cache_seconds() <= 0:
+        return None
+    entry = _entries.get(key)
+    if entry is None or entry.expires <= _now():
+        return None
+    return entry
+
+
 def _values(instance) -> tuple:
     return tuple(getattr(instance, name) for name in _attnames(type(instance)))
 
@@ -98,16 +115,26 @@ def _store(key: str, entry: _Entry) -> None:
 
 def forget_token(key: str) -> None:
     _entries.pop(key, None)
+    read_cache.scopes_forget([key])
 
 
 def forget_user(user_id) -> None:
     with _lock:
-        for key in [k for k, e in _entries.items() if e.user_id == user_id]:
+        keys = [k for k, e in _entries.items() if e.user_id == user_id]
+        for key in keys:
             _entries.pop(key, None)
+    read_cache.scopes_forget(keys)
 
 
 def clear() -> None:
     _entries.clear()
+    read_cache.scopes_forget()
+
+
+def _permissions_changed(sender, **kwargs) -> None:
+    """A user joined or left a group, or a group or user gained or lost a permission: who sees
+    every gang may have changed, so the read cache's remembered scopes go (all of them)."""
+    read_cache.scopes_forget()
 
 
 def _token_changed(sender, instance, **kwargs) -> None:
@@ -126,3 +153,11 @@ def connect_signals() -> None:
     user_model = get_user_model()
     post_save.connect(_user_changed, sender=user_model, dispatch_uid="token-cache-user-saved")
     post_delete.connect(_user_changed, sender=user_model, dispatch_uid="token-cache-user-deleted")
+    for through in (
+        user_model.groups.through,
+        user_model.user_permissions.through,
+        Group.permissions.through,
+    ):
+        uid = f"read-cache-{through.__name__}"
+        m2m_changed.connect(_permissions_changed, sender=through, dispatch_uid=uid)
+    post_delete.connect(_permissions_changed, sender=Group, dispatch_uid="read-cache-group-deleted")

@@ -37,7 +37,7 @@ class EventListApi(generics.ListAPIView):
     @extend_schema(
         operation_id="events_list",
         summary="Recent gang events",
-        responses={200: EventListOutput, 400: ERRORS, 404: ERRORS},  # 404: a page past the last
+        responses={200: EventListOutput, 400: ERRORS, 404: ERRORS},  # 404: a cursor that does not decode
     )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)

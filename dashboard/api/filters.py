@@ -11,7 +11,7 @@ from scheduler_core.models import Gang, GangEvent, GangEventKind
 
 PHASES = [(phase.value, phase.value) for phase in GangPhase]
 #: The paginator's query parameters (dashboard/api/pagination.py), which no filter reads.
-PAGE_PARAMS = frozenset({"page", "pageSize"})
+PAGE_PARAMS = frozenset({"cursor", "pageSize"})
 
 
 class FilterBackend(DjangoFilterBackend):

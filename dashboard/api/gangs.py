@@ -16,11 +16,11 @@ from scheduler_core.models import GangEvent, RestartPolicy
 from scheduler_core.services.groups import gang_group_join
 from scheduler_core.services.operator import gang_kill, gang_retry
 from scheduler_core.services.submit import gang_submit
-from scheduler_core.services.tenancy import Actor
 from scheduler_core.topology_domains import label_key_valid
 from scheduler_core.topology_reads import gang_topology
 
-from . import selectors
+from . import read_cache, selectors
+from .cached_reads import cached_response, not_cached
 from .exceptions import ERRORS
 from .fields import (
     PRIORITY_MAX,
@@ -37,7 +37,7 @@ from .fields import (
 from .filters import GangFilter
 from .pagination import ApiPagination
 from .parsers import JSONParser
-from .permissions import CanKillGang, CanRetryGang
+from .permissions import CanKillGang, CanRetryGang, api_actor
 from .serializers import (
     GANG_OUTPUT_COLUMNS,
     EventOutput,
@@ -212,10 +212,10 @@ class GangListSubmitApi(generics.ListAPIView):
     @extend_schema(
         operation_id="gangs_list",
         summary="List gangs",
-        responses={200: GangListOutput, 400: ERRORS, 404: ERRORS},  # 404: a page past the last
+        responses={200: GangListOutput, 400: ERRORS, 404: ERRORS},  # 404: a cursor that does not decode
     )
     def get(self, request: Request, *args, **kwargs) -> Response:
-        return super().get(request, *args, **kwargs)
+        return cached_response(request) or super().get(request, *args, **kwargs)
 
     @extend_schema(
         operation_id="gangs_submit",
@@ -228,12 +228,13 @@ class GangListSubmitApi(generics.ListAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         arguments = submit_arguments(data, submitter=request.user.get_username(), declaration=request.data)
-        arguments["actor"] = Actor.of(request.user)
+        arguments["actor"] = api_actor(request.user)
         # One transaction: a rejected group leaves no gang behind, a rejected gang no group.
         with transaction.atomic():
             gang = gang_submit(**arguments)
             if data.get("groups"):
                 gang_group_join(gang=gang, members=data["groups"])
+            transaction.on_commit(lambda: read_cache.changed_here(gang.submitter))  # read your writes
         return Response(GangOutput(gang).data, status=status.HTTP_201_CREATED)
 
 
@@ -315,7 +316,12 @@ class GangDetailApi(APIView):
         responses={200: GangDetailOutput, 404: ERRORS},
     )
     def get(self, request: Request, namespace: str, name: str) -> Response:
+        hit = cached_response(request)
+        if hit is not None:
+            return hit
         gang = selectors.gang_get(user=request.user, namespace=namespace, name=name)
+        if gang.group_id is not None:  # shows its group's gangs, maybe another's: never cached
+            not_cached(request)
         gang.progress = shared.gang_progress(gang)
         gang.groupProgress = shared.gang_group_progress(gang)
         gang.members_sorted = list(shared.gang_members(gang))
@@ -360,6 +366,7 @@ class _GangActionApi(APIView):
         gang = selectors.gang_get(user=request.user, namespace=namespace, name=name)
         self.check_object_permissions(request, gang)
         gang = action(gang=gang, by=request.user.get_username())
+        read_cache.changed_here(gang.submitter)  # committed: the next read here sees it
         return Response(GangOutput(gang).data)
 
 

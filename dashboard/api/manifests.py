@@ -18,9 +18,9 @@ from scheduler_core.declarations import DeclarationError, documents_parse, manif
 from scheduler_core.declarations.cluster import OPERATOR_KINDS
 from scheduler_core.declarations.documents import documents_expand
 from scheduler_core.declarations.validate import MAX_MANIFEST_BYTES
-from scheduler_core.services.tenancy import Actor
 
 from .exceptions import ERRORS, PayloadTooLarge
+from .permissions import api_actor
 from .serializers import GangOutput
 from .throttles import SubmitThrottle
 
@@ -107,6 +107,6 @@ class ManifestApplyApi(APIView):
             if permission and not request.user.has_perm(permission):
                 raise PermissionDenied(f"only operators may apply {manifest.kind} objects")
         with transaction.atomic():  # a refused document leaves nothing of the others behind
-            result = manifests_apply(documents, actor=Actor.of(request.user))
+            result = manifests_apply(documents, actor=api_actor(request.user))
         output = {"lines": result.lines, "gangs": result.gangs, "pods": result.pods}
         return Response(self.ManifestApplyOutput(output).data, status=status.HTTP_201_CREATED)

@@ -20,7 +20,7 @@ from dashboard.simulations import (
 )
 
 from .exceptions import ERRORS
-from .pagination import ApiPagination
+from .pagination import NumberedPagination
 from .parsers import JSONParser
 
 START_SIMULATION = "dashboard.add_simulationrun"
@@ -105,7 +105,7 @@ class SimulationListStartApi(generics.ListAPIView):
     """Past and running simulations, newest first; POST starts one (operators only)."""
 
     serializer_class = SimulationOutput
-    pagination_class = ApiPagination
+    pagination_class = NumberedPagination
     permission_classes = [*generics.ListAPIView.permission_classes, CanStartSimulation]
     parser_classes = [JSONParser]
     queryset = SimulationRun.objects.select_related("requested_by").defer("trace_text")

@@ -35,6 +35,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so it stores the gang reads the API marks with every other middleware's headers.
+    "dashboard.api.cached_reads.StoreMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -139,6 +141,10 @@ GANGSCHED_MAX_GANG_MEMBERS = GANGSCHED_MAX_MIN_MEMBER  # the name scheduler_core
 # (0: ask the database every request). A deleted token or a saved user is forgotten at once in
 # the process that changed it, in the others within this many seconds.
 GANGSCHED_TOKEN_CACHE_SECONDS = float(os.environ.get("GANGSCHED_TOKEN_CACHE_SECONDS", "10"))
+
+# The API's read cache (dashboard/api/read_cache.py): gang lists and details kept per web process
+# until a committed change to them is notified by PostgreSQL. 0 turns it off.
+GANGSCHED_API_CACHE = parse_bool("GANGSCHED_API_CACHE", os.environ.get("GANGSCHED_API_CACHE"), default=True)
 
 # Shared by every web process, so a throttle counts one user's requests across all of them.
 CACHES = {

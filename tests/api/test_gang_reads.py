@@ -53,14 +53,35 @@ def test_an_unknown_phase_is_a_400_naming_the_filter(as_olga):
     assert response.json()["errors"][0]["field"] == "phase"
 
 
-def test_pages_have_a_size_parameter_and_a_maximum(as_olga):
+def test_pages_are_keyset_pages_with_a_size_parameter_and_a_maximum(as_olga):
+    """Cursor pages (dashboard/api/pagination.py): newest first, ``next`` and ``previous`` links
+    carry an opaque cursor, no page numbers and no count; a cursor that does not decode is 404."""
     for i in range(5):
         make_gang("ml", f"g{i}", pods=1)
     page = as_olga.get(URL, {"pageSize": 2}).json()
-    assert (page["count"], len(page["results"])) == (5, 2)
-    assert page["next"].endswith("page=2&pageSize=2")
-    assert len(as_olga.get(URL, {"pageSize": 2, "page": 3}).json()["results"]) == 1
-    assert as_olga.get(URL, {"page": 9}).status_code == 404
+    assert set(page) == {"next", "previous", "results"} and page["previous"] is None
+    assert [g["name"] for g in page["results"]] == ["g4", "g3"]
+    assert "cursor=" in page["next"] and "pageSize=2" in page["next"]
+    names = []
+    while True:
+        names += [g["name"] for g in page["results"]]
+        if page["next"] is None:
+            break
+        page = as_olga.get(page["next"]).json()
+    assert names == ["g4", "g3", "g2", "g1", "g0"]
+    back = as_olga.get(page["previous"]).json()
+    assert [g["name"] for g in back["results"]] == ["g2", "g1"]
+    assert len(as_olga.get(URL, {"pageSize": 9999}).json()["results"]) == 5  # at most 500
+    assert as_olga.get(URL, {"cursor": "not-a-cursor"}).status_code == 404
+
+
+def test_a_page_continues_where_the_last_ended_when_gangs_arrive_meanwhile(as_olga):
+    for i in range(4):
+        make_gang("ml", f"g{i}", pods=1)
+    first = as_olga.get(URL, {"pageSize": 2}).json()
+    make_gang("ml", "newer", pods=1)  # page numbers would repeat g2 on the next page
+    second = as_olga.get(first["next"]).json()
+    assert [g["name"] for g in second["results"]] == ["g1", "g0"]
 
 
 def test_the_detail_has_progress_members_explanation_and_history(as_alice):

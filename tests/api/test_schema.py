@@ -48,7 +48,7 @@ def test_the_schema_documents_every_api_operation(client):
     operations = {op["operationId"] for path in schema["paths"].values() for op in path.values()}
     assert operations == OPERATIONS
     gangs_list = schema["paths"]["/api/v1/gangs/"]["get"]
-    assert {"phase", "state", "namespace", "queue", "submitter", "search", "page", "pageSize"} <= {
+    assert {"phase", "state", "namespace", "queue", "submitter", "search", "cursor", "pageSize"} <= {
         p["name"] for p in gangs_list["parameters"]
     }
     assert "tokenAuth" in schema["components"]["securitySchemes"]
