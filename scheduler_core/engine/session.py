@@ -171,21 +171,28 @@ class Trial:
             need = len(shape_pods)
             if self.ledger is not None and queue >= 0:
                 need = self._admit(queue, request, need)
-            # Only the nodes that can matter are looked at (``ClusterState.candidates``); the
-            # choice is the same as over every node of the mask.
+            # Only the nodes that can matter are looked at (``ClusterState.candidates``), unless
+            # they are most of the cluster: then whole-array operations over every node are
+            # cheaper than gathering them. Either way the choice is the one over every node.
+            nodes = None
             if self.limit is None and within is None and counts is None and placement == Placement.BINPACK:
                 nodes = self.state.candidates(mask, request, need)
+            if nodes is None or 2 * nodes.size > mask.size:
+                available = self.state.free_all()
+                if self.limit is not None:
+                    available = np.minimum(available, self.limit)
+                fit = fit_counts(available, request, mask) if counts is None else np.where(mask, counts, 0)
+                takes = choose(fit, need, available, self.state.alloc, request, placement, self.state.scale)
+                where = np.flatnonzero(takes)
+                times = takes[where]
             else:
-                nodes = np.flatnonzero(mask)
-            available = self.state.free_at(nodes)
-            if self.limit is not None:
-                available = np.minimum(available, self.limit[nodes])
-            fit = fit_counts(available, request) if counts is None else counts[nodes]
-            alloc = self.state.alloc[nodes]
-            takes = choose(fit, need, available, alloc, request, placement, self.state.scale)
-            chosen = np.flatnonzero(takes)
-            if chosen.size:
+                available = self.state.free_at(nodes)
+                fit = fit_counts(available, request)
+                alloc = self.state.alloc[nodes]
+                takes = choose(fit, need, available, alloc, request, placement, self.state.scale)
+                chosen = np.flatnonzero(takes)
                 where, times = nodes[chosen], takes[chosen]
+            if where.size:
                 self.state.take(where, times, request)
                 if self.limit is not None:
                     self.limit[where] -= times[:, None] * request

@@ -91,6 +91,11 @@ class ClusterState:
         self._recount()
         return self._free[nodes]
 
+    def free_all(self) -> np.ndarray:
+        """Free capacity of every node (N x R), read-only: it changes with ``take``/``give``."""
+        self._recount()
+        return self._free
+
     def _recount(self) -> None:
         """Rebuild the free capacity and the idle nodes after ``used`` was out of our hands."""
         if self._pristine is None:
