@@ -220,9 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.sweep:
-        from engine_sweep import sweep  # it uses the measurements above
+        from engine_sweep import sweep
 
-        return sweep([int(size) for size in args.sweep.split(",")], args)
+        sizes = [int(size) for size in args.sweep.split(",")]
+        out = Path(args.out if args.out != DEFAULT_OUT else ROOT / "bench" / "results" / "engine-sweep.json")
+        return sweep(sizes, args, measure_throughput, measure_latency, engine_revision(), out)
 
     nodes = args.nodes or (1000 if args.quick else 5000)
     pods = args.pods or (10_000 if args.quick else 50_000)
