@@ -30,7 +30,7 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
     measurements are ``engine.py``'s, passed in (this module does not import it)."""
     rows = []
     for nodes in sizes:
-        pods = args.pods or PODS_PER_NODE * nodes
+        pods = args.pods or int(PODS_PER_NODE * nodes)
         print(f"{nodes:,} nodes: {pods:,} pending pods, then 1000-gang cycles ...", flush=True)
         snapshot = with_queue_tree(throughput_snapshot(nodes, pods, seed=42), args.queues)
         snapshot = with_topology(snapshot, args.topology_levels)
