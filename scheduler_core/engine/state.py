@@ -13,6 +13,9 @@ import numpy as np
 
 from .model import Pod, Snapshot
 
+#: Nodes per block of the free-capacity summary (``ClusterState._room``).
+BLOCK = 64
+
 #: A node that does not declare ``pods`` capacity is not limited by pod count.
 UNLIMITED = np.int64(1) << np.int64(50)
 
@@ -102,6 +105,23 @@ class ClusterState:
             self._free = self.alloc - self._used
             self._pristine = ~self._used.any(axis=1)
             self._start = [0] * len(self.kinds()[1])
+            # Per block of BLOCK nodes: the most free of each resource on one of its nodes, and
+            # how many of its nodes are in use (``candidates`` skips blocks where none fits).
+            n, r = self._free.shape
+            blocks = -(-n // BLOCK)
+            padded = np.full((blocks * BLOCK, r), -1, np.int64)
+            padded[:n] = self._free
+            self._room = padded.reshape(blocks, BLOCK, r).max(axis=1)
+            busy = np.zeros(blocks * BLOCK, np.int64)
+            busy[:n] = ~self._pristine
+            self._busy = busy.reshape(blocks, BLOCK).sum(axis=1)
+
+    def _reblock(self, nodes: np.ndarray) -> None:
+        """Refresh the blocks of ``nodes`` after their rows changed."""
+        for block in np.unique(nodes // BLOCK).tolist():
+            rows = slice(block * BLOCK, (block + 1) * BLOCK)
+            self._room[block] = self._free[rows].max(axis=0)
+            self._busy[block] = self._pristine[rows].size - int(self._pristine[rows].sum())
 
     def take(self, nodes: np.ndarray, times: np.ndarray, request: np.ndarray) -> None:
         """Add ``times[i]`` copies of ``request`` on ``nodes[i]``: only those rows change."""
@@ -110,6 +130,7 @@ class ClusterState:
         if self._pristine is not None:
             self._free[nodes] -= delta
             self._pristine[nodes] = False
+            self._reblock(nodes)
 
     def give(self, nodes: np.ndarray, times: np.ndarray, request: np.ndarray) -> None:
         """Take back what ``take`` added."""
@@ -119,6 +140,7 @@ class ClusterState:
             self._free[nodes] += delta
             idle = ~self._used[nodes].any(axis=1)
             self._pristine[nodes] = idle
+            self._reblock(nodes)
             if idle.any() and self._kinds is not None:
                 kind, _rows, _members, rank = self._kinds
                 for node in nodes[idle].tolist():  # idle again: the scan of its kind restarts there
@@ -140,8 +162,8 @@ class ClusterState:
         self._recount()
         if need <= 0:
             return np.zeros(0, np.int64)
-        parts = [np.flatnonzero(mask & ~self._pristine)]
         positive = request > 0
+        parts = [self._busy_candidates(mask, request, positive)]
         for k, row in enumerate(rows):
             copies = int((row[positive] // request[positive]).min()) if positive.any() else need
             if copies > 0:  # else none fits: choose() would pass them over anyway
@@ -152,6 +174,16 @@ class ClusterState:
         chosen = np.concatenate(parts)
         chosen.sort()
         return chosen
+
+    def _busy_candidates(self, mask: np.ndarray, request: np.ndarray, positive: np.ndarray) -> np.ndarray:
+        """The masked nodes in use, but only in blocks where some node has room for one copy:
+        elsewhere every node takes none, and ``choose`` passes over nodes that take none."""
+        roomy = np.flatnonzero((self._room[:, positive] >= request[positive]).all(axis=1) & (self._busy > 0))
+        if 2 * roomy.size * BLOCK > mask.size:
+            return np.flatnonzero(mask & ~self._pristine)
+        rows = (roomy[:, None] * BLOCK + np.arange(BLOCK)).ravel()
+        rows = rows[rows < mask.size]
+        return rows[mask[rows] & ~self._pristine[rows]]
 
     def _first_idle(self, k: int, members: np.ndarray, mask: np.ndarray, count: int) -> np.ndarray:
         """The first ``count`` idle masked nodes of kind ``k``, scanning in growing chunks from
