@@ -54,6 +54,7 @@ class ClusterState:
         # ``give``, rebuilt after anybody else had ``used`` in hand (None: to rebuild).
         self._pristine: np.ndarray | None = None
         self._free = self._used
+        self._room: np.ndarray | None = None
         self._kinds: tuple | None = None
         self._start: list[int] = []  # per kind: no idle node before this rank (``_first_idle``)
         # The largest capacity of each resource: the yardstick for "how big is this pod".
@@ -105,19 +106,24 @@ class ClusterState:
             self._free = self.alloc - self._used
             self._pristine = ~self._used.any(axis=1)
             self._start = [0] * len(self.kinds()[1])
-            # Per block of BLOCK nodes: the most free of each resource on one of its nodes, and
-            # how many of its nodes are in use (``candidates`` skips blocks where none fits).
-            n, r = self._free.shape
-            blocks = -(-n // BLOCK)
-            padded = np.full((blocks * BLOCK, r), -1, np.int64)
-            padded[:n] = self._free
-            self._room = padded.reshape(blocks, BLOCK, r).max(axis=1)
-            busy = np.zeros(blocks * BLOCK, np.int64)
-            busy[:n] = ~self._pristine
-            self._busy = busy.reshape(blocks, BLOCK).sum(axis=1)
+            self._room = None  # the block summary, rebuilt when next needed (``_blocks``)
+
+    def _blocks(self) -> None:
+        """Per block of BLOCK nodes: the most free of each resource on one of its nodes, and how
+        many of its nodes are in use (``_busy_candidates`` skips blocks where none fits)."""
+        n, r = self._free.shape
+        blocks = -(-n // BLOCK)
+        padded = np.full((blocks * BLOCK, r), -1, np.int64)
+        padded[:n] = self._free
+        self._room = padded.reshape(blocks, BLOCK, r).max(axis=1)
+        busy = np.zeros(blocks * BLOCK, np.int64)
+        busy[:n] = ~self._pristine
+        self._busy = busy.reshape(blocks, BLOCK).sum(axis=1)
 
     def _reblock(self, nodes: np.ndarray) -> None:
         """Refresh the blocks of ``nodes`` after their rows changed."""
+        if self._room is None:
+            return
         for block in np.unique(nodes // BLOCK).tolist():
             rows = slice(block * BLOCK, (block + 1) * BLOCK)
             self._room[block] = self._free[rows].max(axis=0)
@@ -178,6 +184,10 @@ class ClusterState:
     def _busy_candidates(self, mask: np.ndarray, request: np.ndarray, positive: np.ndarray) -> np.ndarray:
         """The masked nodes in use, but only in blocks where some node has room for one copy:
         elsewhere every node takes none, and ``choose`` passes over nodes that take none."""
+        if self._room is None:
+            if mask.size <= 4 * BLOCK:  # a few blocks: not worth summarising
+                return np.flatnonzero(mask & ~self._pristine)
+            self._blocks()
         roomy = np.flatnonzero((self._room[:, positive] >= request[positive]).all(axis=1) & (self._busy > 0))
         if 2 * roomy.size * BLOCK > mask.size:
             return np.flatnonzero(mask & ~self._pristine)
