@@ -46,6 +46,7 @@ def plain():
     with (
         mock.patch.object(ClusterState, "candidates", lambda self, mask, request, need: np.flatnonzero(mask)),
         mock.patch.object(ClusterState, "free_at", lambda self, nodes: self.alloc[nodes] - self._used[nodes]),
+        mock.patch.object(ClusterState, "free_all", lambda self: self.alloc - self._used),
     ):
         yield
 
