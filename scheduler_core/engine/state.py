@@ -16,6 +16,10 @@ from .model import Pod, Snapshot
 #: Nodes per block of the free-capacity summary (``ClusterState._room``).
 BLOCK = 64
 
+#: Below this many nodes ``candidates`` does not narrow: whole-array operations over a small
+#: cluster cost less than choosing which nodes to look at.
+NARROW_FROM = 2048
+
 #: A node that does not declare ``pods`` capacity is not limited by pod count.
 UNLIMITED = np.int64(1) << np.int64(50)
 
@@ -153,7 +157,7 @@ class ClusterState:
                     k = int(kind[node])
                     self._start[k] = min(self._start[k], int(rank[node]))
 
-    def candidates(self, mask: np.ndarray, request: np.ndarray, need: int) -> np.ndarray:
+    def candidates(self, mask: np.ndarray, request: np.ndarray, need: int) -> np.ndarray | None:
         """The masked nodes (ascending) that bin-packing ``need`` copies of ``request`` on the
         free capacity can choose from, without the idle nodes it cannot reach.
 
@@ -161,10 +165,13 @@ class ClusterState:
         and they are equally full, so ``placement.choose`` ranks them by index alone and takes
         at most ceil(need / copies) of them. Only those are kept: the candidates grow with the
         nodes in use, not with the cluster, and the choice is the one over all masked nodes.
+        None: no narrowing (a small cluster, many node shapes), every node is looked at.
         """
+        if mask.size < NARROW_FROM:
+            return None
         kind, rows, members, _rank = self.kinds()
         if len(rows) > 8:  # many node shapes: narrowing would cost more than it saves
-            return np.flatnonzero(mask)
+            return None
         self._recount()
         if need <= 0:
             return np.zeros(0, np.int64)

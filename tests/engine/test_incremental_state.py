@@ -44,7 +44,7 @@ GI = 2**30
 def plain():
     """The engine without the shortcuts: every masked node, free capacity from ``used``."""
     with (
-        mock.patch.object(ClusterState, "candidates", lambda self, mask, request, need: np.flatnonzero(mask)),
+        mock.patch.object(ClusterState, "candidates", lambda self, mask, request, need: None),
         mock.patch.object(ClusterState, "free_at", lambda self, nodes: self.alloc[nodes] - self._used[nodes]),
         mock.patch.object(ClusterState, "free_all", lambda self: self.alloc - self._used),
     ):
@@ -77,11 +77,12 @@ def run(snapshot: Snapshot, now: float, config: EngineConfig, cycles: int) -> li
 
 
 def assert_same(snapshot: Snapshot, now: float, config: EngineConfig, cycles: int) -> None:
-    fast = run(snapshot, now, config, cycles)
-    # Blocks of 4 nodes: small clusters get many blocks, so the blocks where nothing fits are
-    # left out of the candidates here too (with 64 a node, a test cluster is one block).
-    with mock.patch.object(state_module, "BLOCK", 4):
-        small_blocks = run(snapshot, now, config, cycles)
+    # Test clusters are small: narrowing is forced on (it starts at NARROW_FROM nodes), and a
+    # second run has blocks of 4 nodes so that blocks where nothing fits are left out too.
+    with mock.patch.object(state_module, "NARROW_FROM", 0):
+        fast = run(snapshot, now, config, cycles)
+        with mock.patch.object(state_module, "BLOCK", 4):
+            small_blocks = run(snapshot, now, config, cycles)
     with plain():
         slow = run(snapshot, now, config, cycles)
     for index, (got, blocked, expected) in enumerate(zip(fast, small_blocks, slow, strict=True)):
@@ -161,5 +162,7 @@ def test_narrowing_leaves_out_idle_nodes() -> None:
     mask = np.ones(len(snapshot.nodes), dtype=bool)
     request = state.requests_vector({"cpu": 1000, "memory": GI})
     request[state.column["pods"]] = 1
-    chosen = state.candidates(mask, request, 2)
+    assert state.candidates(mask, request, 2) is None  # 60 nodes: too few to narrow
+    with mock.patch.object(state_module, "NARROW_FROM", 0):
+        chosen = state.candidates(mask, request, 2)
     assert chosen.tolist() == [0, 3]  # the first idle node of each kind
