@@ -2,6 +2,7 @@
 
     python bench/engine.py [--nodes 5000] [--pods 50000] [--out bench/results/engine.json] [--quick]
                            [--queues N]
+    python bench/engine.py --sweep 1000,5000,20000,50000 [--pods 50000]   (engine_sweep.py)
 
 Three measurements, all in one run, with fixed seeds:
 
@@ -14,6 +15,10 @@ Three measurements, all in one run, with fixed seeds:
 * Cycle latency: a fresh, partly full cluster (running gangs with known durations, so backfilling
   has shadow times to compute) and 1,000 pending gangs; one cycle, repeated with other seeds;
   p50 and p99 of the wall time of ``run_cycle``, and the p50 of each action's share.
+
+``--sweep`` runs the throughput and the cycle latency (5 runs, no naive baseline) at each node
+count and prints one row per size with the cost per pod (µs of ``run_cycle`` per pod placed):
+whether the engine's cost grows with the cluster or only with the pods (issue 21).
 
 With ``--queues N`` every snapshot gets a 3-level queue tree of N leaves whose guarantees add
 up to the cluster, and the gangs are assigned to the leaves round-robin (issue 19): the same
@@ -66,6 +71,7 @@ ANCHORS = {
 }
 TARGET_PODS_PER_SECOND = 20_000.0
 TARGET_CYCLE_P99_S = 1.0
+DEFAULT_OUT = str(ROOT / "bench" / "results" / "engine.json")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -194,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=None, help="nodes (default 5000, --quick 1000)")
     parser.add_argument("--pods", type=int, default=None, help="pending pods (default 50000, --quick 10000)")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "engine.json"))
+    parser.add_argument("--out", default=DEFAULT_OUT)
     parser.add_argument("--quick", action="store_true", help="a smaller, faster run")
     parser.add_argument(
         "--queues", type=int, default=0, help="leaf queues of a 3-level tree (default 0: no queues)"
@@ -209,7 +215,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", action="store_true", help="print cProfile of a throughput and a latency cycle"
     )
+    parser.add_argument(
+        "--sweep", default="", help="node counts, comma-separated: one row per size (engine_sweep.py)"
+    )
     args = parser.parse_args(argv)
+    if args.sweep:
+        from engine_sweep import sweep
+
+        sizes = [int(size) for size in args.sweep.split(",")]
+        out = Path(args.out if args.out != DEFAULT_OUT else ROOT / "bench" / "results" / "engine-sweep.json")
+        return sweep(sizes, args, measure_throughput, measure_latency, engine_revision(), out)
 
     nodes = args.nodes or (1000 if args.quick else 5000)
     pods = args.pods or (10_000 if args.quick else 50_000)

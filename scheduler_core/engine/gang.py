@@ -58,7 +58,7 @@ def attempt(
         if gang.settled:
             continue
         waiting = session.waiting(gang.key)
-        before = trial.available() if waiting and explain else None
+        before = len(trial.placed)  # what was available then is rebuilt only to explain a failure
         left, miss = topology.place(session, trial, gang, waiting)
         result.placed[gang.key] = len(waiting) - len(left)
         shortfall = _shortfall(session, gang, waiting, left, before, trial, with_reason=explain)
@@ -122,7 +122,7 @@ def _shortfall(
     gang: Gang,
     waiting: list[Pod],
     left: list[Pod],
-    before,
+    before: int,
     trial: Trial,
     *,
     with_reason: bool,
@@ -160,10 +160,10 @@ def _shortfall(
 
 
 def _resource_explanation(
-    session: Session, gang: Gang, need: int, waiting: list[Pod], before, trial: Trial
+    session: Session, gang: Gang, need: int, waiting: list[Pod], before: int, trial: Trial
 ) -> Explanation:
     """'needs 8 x {cpu 4, nvidia.com/gpu 1}; 5 nodes can take one each; short by 3; ...'."""
-    available = before if before is not None else trial.available()
+    available = trial.available_before(before)
     parts = []
     nodes_fit = 0
     placeable = 0

@@ -14,14 +14,15 @@ from .model import Placement
 _BIG = np.int64(1) << np.int64(40)
 
 
-def fit_counts(free: np.ndarray, request: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def fit_counts(free: np.ndarray, request: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """How many copies of ``request`` each node can take (0 where the mask rules it out)."""
     positive = request > 0
     if not positive.any():
         counts = np.full(free.shape[0], _BIG, dtype=np.int64)
     else:
         counts = (np.maximum(free[:, positive], 0) // request[positive]).min(axis=1)
-    counts[~mask] = 0
+    if mask is not None:
+        counts[~mask] = 0
     return counts
 
 
@@ -98,8 +99,3 @@ def _spread(
         order = eligible[np.lexsort((eligible, -room))]
         takes[order[:remainder]] += 1
     return takes
-
-
-def spread_nodes(takes: np.ndarray) -> np.ndarray:
-    """Node index for each placed copy, in node order: ``[0, 0, 3]`` for takes {0: 2, 3: 1}."""
-    return np.repeat(np.arange(takes.shape[0]), takes)

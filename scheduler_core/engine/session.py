@@ -15,7 +15,7 @@ from .decisions import CycleResult
 from .filters import NodeFilter, constraint_key
 from .ledger import Ledger
 from .model import EngineConfig, Gang, GangMode, Placement, Pod, Snapshot
-from .placement import choose, fit_counts, spread_nodes
+from .placement import choose, fit_counts
 from .queue import Unit, build_units, pods_by_gang
 from .state import ClusterState
 
@@ -109,6 +109,12 @@ class Placed:
     nodes: np.ndarray
     request: np.ndarray
     queue: int = -1  # the queue charged (ledger.py), when queues are defined
+    where: np.ndarray | None = None  # the distinct nodes of ``nodes``, ascending
+    times: np.ndarray | None = None  # copies on each of them
+
+    def __post_init__(self) -> None:
+        if self.where is None:
+            self.where, self.times = np.unique(self.nodes, return_counts=True)
 
 
 @dataclass
@@ -130,6 +136,14 @@ class Trial:
     def available(self) -> np.ndarray:
         free = self.state.free
         return free if self.limit is None else np.minimum(free, self.limit)
+
+    def available_before(self, count: int) -> np.ndarray:
+        """What was available before the placements after the first ``count`` (placing takes
+        the same from the free capacity and the limit, so adding them back restores both)."""
+        available = self.available()
+        for placed in self.placed[count:]:
+            available[placed.where] += placed.times[:, None] * placed.request
+        return available
 
     def place(
         self,
@@ -154,19 +168,39 @@ class Trial:
             mask = session.filter.mask(shape_pods[0])
             if within is not None:
                 mask = mask & within
-            available = self.available()
-            fit = fit_counts(available, request, mask) if counts is None else np.where(mask, counts, 0)
             need = len(shape_pods)
             if self.ledger is not None and queue >= 0:
                 need = self._admit(queue, request, need)
-            takes = choose(fit, need, available, self.state.alloc, request, placement, self.state.scale)
-            nodes = spread_nodes(takes)
-            if nodes.size:
-                self.state.used += takes[:, None] * request
+            # Only the nodes that can matter are looked at (``ClusterState.candidates``), unless
+            # they are most of the cluster: then whole-array operations over every node are
+            # cheaper than gathering them. Either way the choice is the one over every node.
+            nodes = None
+            if self.limit is None and within is None and counts is None and placement == Placement.BINPACK:
+                nodes = self.state.candidates(mask, request, need)
+            if nodes is None or 2 * nodes.size > mask.size:
+                available = self.state.free_all()
                 if self.limit is not None:
-                    self.limit -= takes[:, None] * request
-                self.placed.append(Placed(shape_pods[: nodes.size], nodes, request, queue))
-            left.extend(shape_pods[nodes.size :])
+                    available = np.minimum(available, self.limit)
+                fit = fit_counts(available, request, mask) if counts is None else np.where(mask, counts, 0)
+                takes = choose(fit, need, available, self.state.alloc, request, placement, self.state.scale)
+                where = np.flatnonzero(takes)
+                times = takes[where]
+            else:
+                available = self.state.free_at(nodes)
+                fit = fit_counts(available, request)
+                alloc = self.state.alloc[nodes]
+                takes = choose(fit, need, available, alloc, request, placement, self.state.scale)
+                chosen = np.flatnonzero(takes)
+                where, times = nodes[chosen], takes[chosen]
+            if where.size:
+                self.state.take(where, times, request)
+                if self.limit is not None:
+                    self.limit[where] -= times[:, None] * request
+                copies = np.repeat(where, times)
+                self.placed.append(Placed(shape_pods[: copies.size], copies, request, queue, where, times))
+                left.extend(shape_pods[copies.size :])
+            else:
+                left.extend(shape_pods)
         return left
 
     def _admit(self, queue: int, request: np.ndarray, need: int) -> int:
@@ -202,10 +236,9 @@ class Trial:
         self.placed = keep
 
     def _undo(self, placed: Placed) -> None:
-        counts = np.bincount(placed.nodes, minlength=self.state.alloc.shape[0])
-        self.state.used -= counts[:, None] * placed.request
+        self.state.give(placed.where, placed.times, placed.request)
         if self.limit is not None:
-            self.limit += counts[:, None] * placed.request
+            self.limit[placed.where] += placed.times[:, None] * placed.request
 
     def assignments(self) -> list[tuple[Pod, str]]:
         names = self.state.node_names

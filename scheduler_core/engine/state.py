@@ -7,10 +7,18 @@ The engine never walks nodes in Python during a cycle; it works on ``alloc`` and
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import repeat
 
 import numpy as np
 
 from .model import Pod, Snapshot
+
+#: Nodes per block of the free-capacity summary (``ClusterState._room``).
+BLOCK = 64
+
+#: Below this many nodes ``candidates`` does not narrow: whole-array operations over a small
+#: cluster cost less than choosing which nodes to look at.
+NARROW_FROM = 2048
 
 #: A node that does not declare ``pods`` capacity is not limited by pod count.
 UNLIMITED = np.int64(1) << np.int64(50)
@@ -23,11 +31,17 @@ class ClusterState:
     """
 
     def __init__(self, snapshot: Snapshot) -> None:
+        pods = snapshot.pods
+        # Members of a gang share one requests mapping (snapshot.py decodes each distinct JSON
+        # once, apply_result keeps them): the pods' rows are built from the distinct mappings.
+        requests = [pod.requests for pod in pods]
+        identities = list(map(id, requests))
+        distinct = dict(zip(identities, requests, strict=True))
         names: set[str] = {"pods"}
         for node in snapshot.nodes:
             names.update(node.allocatable)
-        for pod in snapshot.pods:
-            names.update(pod.requests)
+        for mapping in distinct.values():
+            names.update(mapping)
         self.resources: tuple[str, ...] = tuple(sorted(names))
         self.column = {name: i for i, name in enumerate(self.resources)}
         self.node_names: tuple[str, ...] = tuple(node.name for node in snapshot.nodes)
@@ -39,7 +53,14 @@ class ClusterState:
                 self.alloc[i, self.column[name]] = amount
             if "pods" not in node.allocatable:
                 self.alloc[i, pods_col] = UNLIMITED
-        self.used = np.zeros_like(self.alloc)
+        self._used = np.zeros_like(self.alloc)
+        # Free capacity and the nodes nothing takes from (a bool per node), kept by ``take`` and
+        # ``give``, rebuilt after anybody else had ``used`` in hand (None: to rebuild).
+        self._pristine: np.ndarray | None = None
+        self._free = self._used
+        self._room: np.ndarray | None = None
+        self._kinds: tuple | None = None
+        self._start: list[int] = []  # per kind: no idle node before this rank (``_first_idle``)
         # The largest capacity of each resource: the yardstick for "how big is this pod".
         self.scale = np.maximum(self.alloc.max(axis=0), 1) if len(self.node_names) else np.ones(len(names))
         self._vectors: dict[tuple, np.ndarray] = {}
@@ -47,21 +68,178 @@ class ClusterState:
         self._keep_alive: list = []  # ids stay valid only while their objects live
         # One row per snapshot pod, and where it sits (-1: nowhere), so that actions needing
         # the usage of many pods index these arrays instead of walking pods in Python.
-        pods = snapshot.pods
         empty = np.zeros((0, len(self.resources)), np.int64)
-        self.pod_rows = np.stack([self.vector(pod) for pod in pods]) if pods else empty
-        self.pod_where = np.fromiter(
-            (self.node_index.get(pod.node or pod.reserved_node, -1) for pod in pods),
-            dtype=np.int64,
-            count=len(pods),
-        )
-        self.pod_position = {id(pod): i for i, pod in enumerate(pods)}
+        table = np.stack([self.vector_of(mapping) for mapping in distinct.values()]) if pods else empty
+        code = {identity: i for i, identity in enumerate(distinct)}
+        self.pod_rows = table[np.fromiter(map(code.__getitem__, identities), np.int64, len(pods))]
+        located = [pod.node or pod.reserved_node for pod in pods]
+        self.pod_where = np.fromiter(map(self.node_index.get, located, repeat(-1)), np.int64, len(pods))
+        self.pod_position = dict(zip(map(id, pods), range(len(pods)), strict=True))
         placed = self.pod_where >= 0
-        np.add.at(self.used, self.pod_where[placed], self.pod_rows[placed])
+        np.add.at(self._used, self.pod_where[placed], self.pod_rows[placed])
+
+    @property
+    def used(self) -> np.ndarray:
+        """Usage per node (N x R). Whoever takes it may change it in place, so the pristine
+        nodes are recounted before their next use (``take`` and ``give`` keep them current)."""
+        self._pristine = None
+        return self._used
+
+    @used.setter
+    def used(self, value: np.ndarray) -> None:
+        self._pristine = None
+        self._used = value
 
     @property
     def free(self) -> np.ndarray:
-        return self.alloc - self.used
+        return self.alloc - self._used
+
+    def free_at(self, nodes: np.ndarray) -> np.ndarray:
+        """Free capacity of the given nodes only (len(nodes) x R)."""
+        self._recount()
+        return self._free[nodes]
+
+    def free_all(self) -> np.ndarray:
+        """Free capacity of every node (N x R), read-only: it changes with ``take``/``give``."""
+        self._recount()
+        return self._free
+
+    def _recount(self) -> None:
+        """Rebuild the free capacity and the idle nodes after ``used`` was out of our hands."""
+        if self._pristine is None:
+            self._free = self.alloc - self._used
+            self._pristine = ~self._used.any(axis=1)
+            self._start = [0] * len(self.kinds()[1])
+            self._room = None  # the block summary, rebuilt when next needed (``_blocks``)
+
+    def _blocks(self) -> None:
+        """Per block of BLOCK nodes: the most free of each resource on one of its nodes, and how
+        many of its nodes are in use (``_busy_candidates`` skips blocks where none fits)."""
+        n, r = self._free.shape
+        blocks = -(-n // BLOCK)
+        padded = np.full((blocks * BLOCK, r), -1, np.int64)
+        padded[:n] = self._free
+        self._room = padded.reshape(blocks, BLOCK, r).max(axis=1)
+        busy = np.zeros(blocks * BLOCK, np.int64)
+        busy[:n] = ~self._pristine
+        self._busy = busy.reshape(blocks, BLOCK).sum(axis=1)
+
+    def _reblock(self, nodes: np.ndarray) -> None:
+        """Refresh the blocks of ``nodes`` after their rows changed."""
+        if self._room is None:
+            return
+        for block in np.unique(nodes // BLOCK).tolist():
+            rows = slice(block * BLOCK, (block + 1) * BLOCK)
+            self._room[block] = self._free[rows].max(axis=0)
+            self._busy[block] = self._pristine[rows].size - int(self._pristine[rows].sum())
+
+    def take(self, nodes: np.ndarray, times: np.ndarray, request: np.ndarray) -> None:
+        """Add ``times[i]`` copies of ``request`` on ``nodes[i]``: only those rows change."""
+        delta = times[:, None] * request
+        self._used[nodes] += delta
+        if self._pristine is not None:
+            self._free[nodes] -= delta
+            self._pristine[nodes] = False
+            self._reblock(nodes)
+
+    def give(self, nodes: np.ndarray, times: np.ndarray, request: np.ndarray) -> None:
+        """Take back what ``take`` added."""
+        delta = times[:, None] * request
+        self._used[nodes] -= delta
+        if self._pristine is not None:
+            self._free[nodes] += delta
+            idle = ~self._used[nodes].any(axis=1)
+            self._pristine[nodes] = idle
+            self._reblock(nodes)
+            if idle.any() and self._kinds is not None:
+                kind, _rows, _members, rank = self._kinds
+                for node in nodes[idle].tolist():  # idle again: the scan of its kind restarts there
+                    k = int(kind[node])
+                    self._start[k] = min(self._start[k], int(rank[node]))
+
+    def candidates(self, mask: np.ndarray, request: np.ndarray, need: int) -> np.ndarray | None:
+        """The masked nodes (ascending) that bin-packing ``need`` copies of ``request`` on the
+        free capacity can choose from, without the idle nodes it cannot reach.
+
+        Idle nodes (nothing on them) of one capacity are interchangeable: the same copies fit
+        and they are equally full, so ``placement.choose`` ranks them by index alone and takes
+        at most ceil(need / copies) of them. Only those are kept: the candidates grow with the
+        nodes in use, not with the cluster, and the choice is the one over all masked nodes.
+        None: no narrowing (a small cluster, many node shapes), every node is looked at.
+        """
+        if mask.size < NARROW_FROM:
+            return None
+        kind, rows, members, _rank = self.kinds()
+        if len(rows) > 8:  # many node shapes: narrowing would cost more than it saves
+            return None
+        self._recount()
+        if need <= 0:
+            return np.zeros(0, np.int64)
+        positive = request > 0
+        parts = [self._busy_candidates(mask, request, positive)]
+        for k, row in enumerate(rows):
+            copies = int((row[positive] // request[positive]).min()) if positive.any() else need
+            if copies > 0:  # else none fits: choose() would pass them over anyway
+                parts.append(self._first_idle(k, members[k], mask, -(-need // min(copies, need))))
+        parts = [part for part in parts if part.size]
+        if len(parts) <= 1:
+            return parts[0] if parts else np.zeros(0, np.int64)
+        chosen = np.concatenate(parts)
+        chosen.sort()
+        return chosen
+
+    def _busy_candidates(self, mask: np.ndarray, request: np.ndarray, positive: np.ndarray) -> np.ndarray:
+        """The masked nodes in use, but only in blocks where some node has room for one copy:
+        elsewhere every node takes none, and ``choose`` passes over nodes that take none."""
+        if self._room is None:
+            if mask.size <= 4 * BLOCK:  # a few blocks: not worth summarising
+                return np.flatnonzero(mask & ~self._pristine)
+            self._blocks()
+        roomy = np.flatnonzero((self._room[:, positive] >= request[positive]).all(axis=1) & (self._busy > 0))
+        if 2 * roomy.size * BLOCK > mask.size:
+            return np.flatnonzero(mask & ~self._pristine)
+        rows = (roomy[:, None] * BLOCK + np.arange(BLOCK)).ravel()
+        rows = rows[rows < mask.size]
+        return rows[mask[rows] & ~self._pristine[rows]]
+
+    def _first_idle(self, k: int, members: np.ndarray, mask: np.ndarray, count: int) -> np.ndarray:
+        """The first ``count`` idle masked nodes of kind ``k``, scanning in growing chunks from
+        the first idle one (idle nodes are taken lowest index first, so the scan stays short)."""
+        pristine = self._pristine
+        start = self._start[k]
+        size = 64
+        while start < len(members):
+            idle = pristine[members[start : start + size]]
+            if idle.any():
+                start += int(np.argmax(idle))
+                break
+            start += idle.size
+            size *= 2
+        self._start[k] = start
+        found: list[np.ndarray] = []
+        have = 0
+        size = max(64, 2 * count)
+        while start < len(members) and have < count:
+            chunk = members[start : start + size]
+            hits = chunk[pristine[chunk] & mask[chunk]]
+            found.append(hits[: count - have])
+            have += min(hits.size, count - have)
+            start += chunk.size
+            size *= 2
+        return np.concatenate(found) if found else members[:0]
+
+    def kinds(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
+        """Nodes by capacity: each node's kind, the distinct capacity rows, the nodes of each
+        kind (ascending) and each node's rank among them. Built on first use."""
+        if self._kinds is None:
+            rows, kind = np.unique(self.alloc, axis=0, return_inverse=True)
+            kind = kind.reshape(-1)
+            members = [np.flatnonzero(kind == k) for k in range(len(rows))] if len(rows) <= 8 else []
+            rank = np.zeros(len(kind), np.int64)
+            for nodes in members:
+                rank[nodes] = np.arange(nodes.size)
+            self._kinds = (kind, rows, members, rank)
+        return self._kinds
 
     def vector(self, pod: Pod) -> np.ndarray:
         """The pod's request as a row; every pod also takes one of its node's ``pods``.
@@ -69,20 +247,24 @@ class ClusterState:
         Cached by content: members of a gang mostly share one request, so a 1,000-pod gang
         builds one array, not 1,000.
         """
+        return self.vector_of(pod.requests)
+
+    def vector_of(self, requests: Mapping[str, int]) -> np.ndarray:
+        """``vector`` of a requests mapping."""
         # First by identity: snapshots share one requests mapping among the members of a gang
         # (snapshot.py decodes each distinct JSON once), so most lookups stop here.
-        cached = self._by_identity.get(id(pod.requests))
+        cached = self._by_identity.get(id(requests))
         if cached is not None:
             return cached
-        key = tuple(pod.requests.items())
+        key = tuple(requests.items())
         cached = self._vectors.get(key)
         if cached is None:
-            cached = self.requests_vector(pod.requests)
+            cached = self.requests_vector(requests)
             cached[self.column["pods"]] = 1
             cached.flags.writeable = False
             self._vectors[key] = cached
-        self._by_identity[id(pod.requests)] = cached
-        self._keep_alive.append(pod.requests)
+        self._by_identity[id(requests)] = cached
+        self._keep_alive.append(requests)
         return cached
 
     def requests_vector(self, requests: Mapping[str, int]) -> np.ndarray:

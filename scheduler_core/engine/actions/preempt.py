@@ -121,9 +121,9 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim], tries: int | No
     member stays taken while its gang is taken whole (wholes come last in the order: their fate
     is settled first).
     """
-    used = session.state.used
+    state = session.state  # ``state.used`` afresh each time: a held reference would go stale (state.py)
     for victim in chosen:
-        victim.free(used)
+        victim.free(state.used)
     trial = attempt(session, unit, explain=False).trial
     landing = {int(index) for placed in trial.placed for index in placed.nodes}
     trial.discard()
@@ -132,23 +132,23 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim], tries: int | No
     idle = {id(victim) for victim in chosen if id(victim) in idle and not _pinned(victim, taken - idle)}
     for victim in chosen:
         if id(victim) in idle:
-            victim.restore(used)
+            victim.restore(state.used)
     if idle and not fits(session, unit):  # placement shifted with the room given back: keep them
         for victim in chosen:
             if id(victim) in idle:
-                victim.free(used)
+                victim.free(state.used)
         idle = set()
     taken -= idle
     kept = [victim for victim in chosen if id(victim) not in idle]
     for victim in list(reversed(kept))[:tries]:
         if _pinned(victim, taken):
             continue
-        victim.restore(used)
+        victim.restore(state.used)
         if fits(session, unit):
             taken.discard(id(victim))
             kept.remove(victim)
             continue
-        victim.free(used)
+        victim.free(state.used)
     return kept
 
 

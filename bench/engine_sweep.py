@@ -1,0 +1,81 @@
+"""``bench/engine.py --sweep 1000,5000,20000,50000``: the engine benchmark at several cluster sizes.
+
+At each node count: the throughput measurement (2.5 pending pods per node unless ``--pods``, until a
+cycle binds nothing) and 5 runs of the 1,000-gang cycle on a cluster 85% full; one row per size
+with pods per second, the cost per pod (µs of ``run_cycle`` per pod placed) and the cycle's p50
+and p99. Issue 21 asks the cost per pod to stay flat (within 2x) from 1,000 to 50,000 nodes:
+the engine's work should grow with the pods it places, not with the nodes it could place them
+on. Writes ``bench/results/engine-sweep.json`` (or ``--out``), with the load average.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+import json
+import os
+import platform
+from pathlib import Path
+
+from engine_workload import throughput_snapshot, with_queue_tree, with_topology
+
+#: Pending pods per node unless ``--pods`` fixes a count: 50,000 on 20,000 nodes (the headline
+#: run), and at every size a backlog the cluster holds (about a sixth of its CPU), so that each
+#: size measures placing, not trying what no longer fits.
+PODS_PER_NODE = 2.5
+
+
+def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision: dict, out: Path) -> int:
+    """Throughput and cycle latency at each node count, and the cost per pod (issue 21); the
+    measurements are ``engine.py``'s, passed in (this module does not import it)."""
+    rows = []
+    for nodes in sizes:
+        pods = args.pods or int(PODS_PER_NODE * nodes)
+        print(f"{nodes:,} nodes: {pods:,} pending pods, then 1000-gang cycles ...", flush=True)
+        snapshot = with_queue_tree(throughput_snapshot(nodes, pods, seed=42), args.queues)
+        snapshot = with_topology(snapshot, args.topology_levels)
+        throughput = measure_throughput(snapshot)
+        latency = measure_latency(
+            nodes, 1000, 5, cap=256, fill=0.85, queues=args.queues, topology=args.topology_levels
+        )
+        placed = throughput["total_binds"]
+        del throughput["final_snapshot"], latency["slowest"], snapshot  # not kept into the next size
+        gc.collect()
+        rows.append(
+            {
+                "nodes": nodes,
+                "pods": pods,
+                "placed": placed,
+                "pods_per_second": throughput["pods_per_second"],
+                "us_per_pod": throughput["engine_seconds"] / placed * 1e6 if placed else None,
+                "cycle_p50_s": latency["p50"],
+                "cycle_p99_s": latency["p99"],
+                "cycle_timings_p50": latency["timings_p50"],
+                "cycle_running_pods": latency["running_pods"],
+            }
+        )
+    costs = [row["us_per_pod"] for row in rows if row["us_per_pod"]]
+    report = {
+        "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "load_average": os.getloadavg(),
+        "queues": args.queues,
+        "topology_levels": args.topology_levels,
+        "sizes": rows,
+        "cost_per_pod_spread": max(costs) / min(costs) if costs else None,
+        "engine_revision": revision,
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+    }
+    print(f"\n  {'nodes':>7}  {'pods/s':>8}  {'µs/pod':>7}  {'cycle p50':>9}  {'cycle p99':>9}  open p50")
+    for row in rows:
+        print(
+            f"  {row['nodes']:>7,}  {row['pods_per_second']:>8,.0f}  {row['us_per_pod']:>7.1f}  "
+            f"{row['cycle_p50_s']:>8.3f}s  {row['cycle_p99_s']:>8.3f}s  "
+            f"{row['cycle_timings_p50'].get('open', 0.0) * 1000:.0f}ms"
+        )
+    print(f"  cost per pod: largest / smallest = {report['cost_per_pod_spread']:.2f}x")
+    print("  load average " + " ".join(f"{load:.2f}" for load in report["load_average"]))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
