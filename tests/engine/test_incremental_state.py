@@ -77,9 +77,13 @@ def run(snapshot: Snapshot, now: float, config: EngineConfig, cycles: int) -> li
 
 
 def assert_same(snapshot: Snapshot, now: float, config: EngineConfig, cycles: int) -> None:
-    # Test clusters are small: narrowing is forced on (it starts at NARROW_FROM nodes), and a
-    # second run has blocks of 4 nodes so that blocks where nothing fits are left out too.
-    with mock.patch.object(state_module, "NARROW_FROM", 0):
+    # Test clusters are small: narrowing is forced on (it starts at NARROW_FROM nodes, while
+    # enough nodes are idle), and a second run has blocks of 4 nodes so that blocks where
+    # nothing fits are left out too.
+    with (
+        mock.patch.object(state_module, "NARROW_FROM", 0),
+        mock.patch.object(state_module, "IDLE_SHARE_TO_NARROW", 0.0),
+    ):
         fast = run(snapshot, now, config, cycles)
         with mock.patch.object(state_module, "BLOCK", 4):
             small_blocks = run(snapshot, now, config, cycles)
@@ -166,3 +170,19 @@ def test_narrowing_leaves_out_idle_nodes() -> None:
     with mock.patch.object(state_module, "NARROW_FROM", 0):
         chosen = state.candidates(mask, request, 2)
     assert chosen.tolist() == [0, 3]  # the first idle node of each kind
+
+
+def test_a_busy_cluster_is_not_narrowed() -> None:
+    """Below ``IDLE_SHARE_TO_NARROW`` idle nodes the nodes in use are most of the candidates:
+    every node is looked at (whole-array placement), as on a small cluster."""
+    snapshot = _cluster(0)
+    state = ClusterState(dataclasses.replace(snapshot, pods=()))
+    mask = np.ones(len(snapshot.nodes), dtype=bool)
+    request = state.requests_vector({"cpu": 1000, "memory": GI})
+    request[state.column["pods"]] = 1
+    busy = int(len(snapshot.nodes) * (1 - state_module.IDLE_SHARE_TO_NARROW)) + 1
+    state.take(np.arange(busy), np.ones(busy, np.int64), request)
+    with mock.patch.object(state_module, "NARROW_FROM", 0):
+        assert state.candidates(mask, request, 2) is None
+        state.give(np.arange(busy), np.ones(busy, np.int64), request)
+        assert state.candidates(mask, request, 2) is not None

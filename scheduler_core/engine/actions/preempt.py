@@ -84,7 +84,7 @@ def preempt(session: Session, unit: Unit) -> bool:
         if not fits(session, unit):  # the nodes have room, the queue's headroom has not
             ledger.charge_pods(freed)
             for victim in chosen:
-                victim.restore(session.state.used)
+                victim.restore(session.state)
             return False
     _commit(session, unit, chosen)
     return True
@@ -121,9 +121,9 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim], tries: int | No
     member stays taken while its gang is taken whole (wholes come last in the order: their fate
     is settled first).
     """
-    state = session.state  # ``state.used`` afresh each time: a held reference would go stale (state.py)
+    state = session.state
     for victim in chosen:
-        victim.free(state.used)
+        victim.free(state)
     trial = attempt(session, unit, explain=False).trial
     landing = {int(index) for placed in trial.placed for index in placed.nodes}
     trial.discard()
@@ -132,23 +132,23 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim], tries: int | No
     idle = {id(victim) for victim in chosen if id(victim) in idle and not _pinned(victim, taken - idle)}
     for victim in chosen:
         if id(victim) in idle:
-            victim.restore(state.used)
+            victim.restore(state)
     if idle and not fits(session, unit):  # placement shifted with the room given back: keep them
         for victim in chosen:
             if id(victim) in idle:
-                victim.free(state.used)
+                victim.free(state)
         idle = set()
     taken -= idle
     kept = [victim for victim in chosen if id(victim) not in idle]
     for victim in list(reversed(kept))[:tries]:
         if _pinned(victim, taken):
             continue
-        victim.restore(state.used)
+        victim.restore(state)
         if fits(session, unit):
             taken.discard(id(victim))
             kept.remove(victim)
             continue
-        victim.free(state.used)
+        victim.free(state)
     return kept
 
 
@@ -160,20 +160,19 @@ def _pinned(victim: Victim, taken: set[int]) -> bool:
 def _shortest_prefix(session: Session, unit: Unit, victims: list[Victim]) -> int | None:
     """The fewest cheapest victims whose eviction lets ``unit`` fit; None if all of them do not."""
     state = session.state
-    saved = state.used.copy()
     nodes = np.concatenate([victim.nodes for victim in victims])
     rows = np.concatenate([victim.rows for victim in victims])
     ends = np.cumsum([len(victim.nodes) for victim in victims])
 
     def fits_after(count: int) -> bool:
-        state.used[:] = saved
-        np.subtract.at(state.used, nodes[: ends[count - 1]], rows[: ends[count - 1]])
-        return fits(session, unit)
+        taken = slice(0, ends[count - 1])
+        state.shift(nodes[taken], rows[taken], -1)
+        try:
+            return fits(session, unit)
+        finally:
+            state.shift(nodes[taken], rows[taken], +1)
 
-    try:
-        return fewest(len(victims), fits_after)
-    finally:
-        state.used[:] = saved
+    return fewest(len(victims), fits_after)
 
 
 def _terminating_usage(session: Session) -> np.ndarray | None:

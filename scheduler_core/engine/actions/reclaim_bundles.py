@@ -57,7 +57,7 @@ def lift(session: Session, bundles: list[Bundle], sign: int) -> None:
         return
     nodes = np.concatenate([b.nodes for b in bundles])
     rows = np.concatenate([b.rows for b in bundles])
-    (np.add if sign > 0 else np.subtract).at(session.state.used, nodes, rows)
+    session.state.shift(nodes, rows, sign)
     by_queue: dict[int, np.ndarray] = {}
     for b in bundles:
         by_queue[b.queue] = by_queue.get(b.queue, 0.0) + b.amount
@@ -68,19 +68,18 @@ def lift(session: Session, bundles: list[Bundle], sign: int) -> None:
 def shortest_prefix(session: Session, unit: Unit, bundles: list[Bundle]) -> int | None:
     """The fewest bundles, in order, whose eviction lets the unit fit; None if all do not."""
     state, ledger = session.state, session.queues
-    saved_used, saved_ledger = state.used.copy(), ledger.save()
+    saved_ledger = ledger.save()
 
     def fits_after(count: int) -> bool:
-        state.used[:] = saved_used
-        ledger.restore(saved_ledger)
         lift(session, bundles[:count], -1)
-        return fits(session, unit)
+        try:
+            return fits(session, unit)
+        finally:  # the nodes' usage back exactly (integers); the ledger as it was saved
+            nodes = np.concatenate([b.nodes for b in bundles[:count]])
+            state.shift(nodes, np.concatenate([b.rows for b in bundles[:count]]), +1)
+            ledger.restore(saved_ledger)
 
-    try:
-        return fewest(len(bundles), fits_after)
-    finally:
-        state.used[:] = saved_used
-        ledger.restore(saved_ledger)
+    return fewest(len(bundles), fits_after)
 
 
 #: How many of the chosen bundles, the last taken first, are each tried for giving back.

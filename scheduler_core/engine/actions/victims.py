@@ -26,6 +26,7 @@ import numpy as np
 from ..model import Gang, Pod
 from ..queue import gang_priority
 from ..session import Session
+from ..state import ClusterState
 
 
 @dataclass(eq=False)
@@ -61,11 +62,11 @@ class Victim:
         kind = "whole gang" if self.gangs == (self.key,) else "whole gang group"
         return f"{kind} {self.key}, lowest priority"
 
-    def free(self, used: np.ndarray) -> None:
-        np.subtract.at(used, self.nodes, self.rows)
+    def free(self, state: ClusterState) -> None:
+        state.shift(self.nodes, self.rows, -1)
 
-    def restore(self, used: np.ndarray) -> None:
-        np.add.at(used, self.nodes, self.rows)
+    def restore(self, state: ClusterState) -> None:
+        state.shift(self.nodes, self.rows, +1)
 
 
 def candidates(session: Session, below: int) -> list[Victim]:
