@@ -6,7 +6,8 @@ A speed-up of the engine or the replay must not change one decision (issue 21). 
 replay scripts (``bench/simulate*.sh``) rewrites their ``results.json``; this compares each with
 the version at ``REV`` (default HEAD) with every timing field left out (a key naming seconds,
 wall time or timing: the only figures that may move). It prints ``same`` or ``DIFFERENT`` and the
-first differing paths per file, and exits 1 if any file differs.
+first differing paths per file, and exits 1 if any file differs. A field only in the rerun is a
+metric added since (listed, not a difference); a field only in the committed file is one.
 """
 
 from __future__ import annotations
@@ -32,23 +33,29 @@ def without_timings(value):
     return value
 
 
-def differences(old, new, path: str = "") -> list[str]:
-    """Where ``old`` and ``new`` differ, as JSON paths (the first few are enough to look)."""
+def differences(old, new, path: str = "") -> tuple[list[str], list[str]]:
+    """Where ``old`` and ``new`` differ, as JSON paths, and the fields only ``new`` has."""
     if isinstance(old, dict) and isinstance(new, dict):
-        found = []
+        changed: list[str] = []
+        added: list[str] = []
         for key in sorted(set(old) | set(new)):
-            if key not in old or key not in new:
-                found.append(f"{path}/{key} (only in {'new' if key in new else 'old'})")
+            if key not in new:
+                changed.append(f"{path}/{key} (only in the committed file)")
+            elif key not in old:
+                added.append(f"{path}/{key}")
             else:
-                found.extend(differences(old[key], new[key], f"{path}/{key}"))
-        return found
+                more_changed, more_added = differences(old[key], new[key], f"{path}/{key}")
+                changed += more_changed
+                added += more_added
+        return changed, added
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [
-            d
-            for i, (a, b) in enumerate(zip(old, new, strict=True))
-            for d in differences(a, b, f"{path}[{i}]")
-        ]
-    return [] if old == new else [f"{path}: {old!r} -> {new!r}"[:200]]
+        changed, added = [], []
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            more_changed, more_added = differences(a, b, f"{path}[{i}]")
+            changed += more_changed
+            added += more_added
+        return changed, added
+    return ([] if old == new else [f"{path}: {old!r} -> {new!r}"[:200]]), []
 
 
 def committed(path: Path, revision: str) -> dict:
@@ -72,10 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.files:
         new = without_timings(json.loads(path.read_text()))
         old = without_timings(committed(path, args.against))
-        found = differences(old, new)
+        found, added = differences(old, new)
         print(f"{'same' if not found else 'DIFFERENT'} {path}")
         for line in found[:5]:
             print(f"    {line}")
+        if added:
+            print(f"    new fields, not compared: {', '.join(added[:3])}{' ...' if len(added) > 3 else ''}")
         differing += bool(found)
     return 1 if differing else 0
 

@@ -27,7 +27,11 @@ def test_timing_fields_are_left_out_at_any_depth(same):
 def test_differences_name_the_path_of_each_changed_decision(same):
     old = {"policies": [{"preemptions": 40, "avg_wait_s": 10}], "jobs": 5}
     new = {"policies": [{"preemptions": 41, "avg_wait_s": 10}], "extra": 1, "jobs": 5}
-    assert same.differences(old, new) == ["/extra (only in new)", "/policies[0]/preemptions: 40 -> 41"]
+    assert same.differences(old, new) == (["/policies[0]/preemptions: 40 -> 41"], ["/extra"])
+    assert same.differences(new, old) == (
+        ["/extra (only in the committed file)", "/policies[0]/preemptions: 41 -> 40"],
+        [],
+    )
 
 
 def test_a_rerun_that_only_moved_timings_is_the_same_and_a_changed_decision_is_not(
