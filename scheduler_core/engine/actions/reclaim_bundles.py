@@ -55,9 +55,16 @@ def lift(session: Session, bundles: list[Bundle], sign: int) -> None:
     """Take the bundles off the nodes and their queues (sign -1), or put them back (+1)."""
     if not bundles:
         return
-    nodes = np.concatenate([b.nodes for b in bundles])
-    rows = np.concatenate([b.rows for b in bundles])
-    session.state.shift(nodes, rows, sign)
+    session.state.shift(*_pods_of(bundles), sign)
+    _charge(session, bundles, sign)
+
+
+def _pods_of(bundles: list[Bundle]) -> tuple[np.ndarray, np.ndarray]:
+    """The bundles' pods: each one's node and request row."""
+    return np.concatenate([b.nodes for b in bundles]), np.concatenate([b.rows for b in bundles])
+
+
+def _charge(session: Session, bundles: list[Bundle], sign: int) -> None:
     by_queue: dict[int, np.ndarray] = {}
     for b in bundles:
         by_queue[b.queue] = by_queue.get(b.queue, 0.0) + b.amount
@@ -71,12 +78,13 @@ def shortest_prefix(session: Session, unit: Unit, bundles: list[Bundle]) -> int 
     saved_ledger = ledger.save()
 
     def fits_after(count: int) -> bool:
-        lift(session, bundles[:count], -1)
+        nodes, rows = _pods_of(bundles[:count])
+        state.shift(nodes, rows, -1)
+        _charge(session, bundles[:count], -1)
         try:
             return fits(session, unit)
         finally:  # the nodes' usage back exactly (integers); the ledger as it was saved
-            nodes = np.concatenate([b.nodes for b in bundles[:count]])
-            state.shift(nodes, np.concatenate([b.rows for b in bundles[:count]]), +1)
+            state.shift(nodes, rows, +1)
             ledger.restore(saved_ledger)
 
     return fewest(len(bundles), fits_after)

@@ -20,6 +20,9 @@ class VictimIndex:
     """Victims of the covered queues in the order taken, with per-victim arrays to select them."""
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
         self.covered: set[int] = set()
         self.victims: list[Victim] = []
         self.keys: list[tuple] = []  # Victim.order() of each victim, for merging
@@ -56,7 +59,7 @@ class VictimIndex:
         if any(gang in held for victim in found for gang in victim.gangs):
             # A gang group across the two sets of queues: built again whole, as one victim.
             missing |= self.covered
-            self.__init__()
+            self._reset()
             found = _collect(session, 1 << 62, ledger.pods_of(missing))
         self.covered |= missing
         merged = self.victims + found
