@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import datetime as dt
-import gc
 import io
 import json
 import os
@@ -48,9 +47,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from engine_measure import measure_latency, measure_throughput  # noqa: E402
 from engine_workload import (  # noqa: E402
-    busy_cluster,
-    latency_snapshot,
     throughput_snapshot,
     with_queue_tree,
     with_topology,
@@ -59,8 +57,6 @@ from naive_scheduler import naive_baseline  # noqa: E402
 
 from scheduler_core.engine import (  # noqa: E402
     EngineConfig,
-    Snapshot,
-    apply_result,
     run_cycle,
 )
 
@@ -72,92 +68,6 @@ ANCHORS = {
 TARGET_PODS_PER_SECOND = 20_000.0
 TARGET_CYCLE_P99_S = 1.0
 DEFAULT_OUT = str(ROOT / "bench" / "results" / "engine.json")
-
-
-# ------------------------------------------------------------------------------------------------
-# Measurements
-# ------------------------------------------------------------------------------------------------
-
-
-def measure_throughput(snapshot: Snapshot, max_cycles: int = 50) -> dict:
-    config = EngineConfig()
-    now = 1000.0
-    total_binds = 0
-    engine_s = 0.0
-    cycles = []
-    for _ in range(max_cycles):
-        started = time.perf_counter()
-        result = run_cycle(snapshot, now, config)
-        elapsed = time.perf_counter() - started
-        engine_s += elapsed
-        binds = len(result.binds)
-        total_binds += binds
-        cycles.append(
-            {
-                "binds": binds,
-                "seconds": elapsed,
-                "pods_considered": result.pods_considered,
-                "timings": dict(result.timings),
-            }
-        )
-        if binds == 0:
-            break
-        snapshot = apply_result(snapshot, result, now)
-        now += 10.0
-    return {
-        "total_binds": total_binds,
-        "engine_seconds": engine_s,
-        "pods_per_second": total_binds / engine_s if engine_s else 0.0,
-        "cycles": cycles,
-        "final_snapshot": snapshot,
-    }
-
-
-def measure_latency(
-    nodes: int, gangs: int, runs: int, cap: int, fill: float, queues: int = 0, topology: int = 0
-) -> dict:
-    now = 5000.0
-    base = busy_cluster(nodes, seed=7, fill=fill, now=now)
-    walls, timings, considered, results = [], [], [], []
-    slowest = None
-    for run in range(runs):
-        seed = 100 + run
-        snapshot = with_queue_tree(latency_snapshot(base, gangs, seed=seed, cap=cap), queues)
-        snapshot = with_topology(snapshot, topology)
-        gc.collect()  # garbage from the previous run is not this cycle's cost
-        started = time.perf_counter()
-        result = run_cycle(snapshot, now + run, EngineConfig())
-        wall = time.perf_counter() - started
-        walls.append(wall)
-        timings.append(result.timings)
-        considered.append(result.pods_considered)
-        results.append(
-            {
-                "seed": seed,
-                "seconds": wall,
-                "binds": len(result.binds),
-                "reservations": len(result.reservations),
-                "evictions": len(result.evictions),
-                "unplaced_gangs": len(result.explanations),
-                "preempting_gangs": sum(
-                    1 for e in result.explanations.values() if e.reason.value == "Preempting"
-                ),
-            }
-        )
-        if slowest is None or wall > slowest[0]:
-            slowest = (wall, snapshot, now + run)
-    names = list(timings[0])
-    return {
-        "running_pods": len(base[2]),
-        "running_gangs": len(base[1]),
-        "walls": walls,
-        "p50": float(np.percentile(walls, 50)),
-        "p99": float(np.percentile(walls, 99)),
-        "timings_p50": {name: float(np.median([t.get(name, 0.0) for t in timings])) for name in names},
-        "pods_considered_p50": float(np.median(considered)),
-        "outcomes": results,
-        "slowest": slowest,
-    }
 
 
 def engine_revision() -> dict:
@@ -216,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", action="store_true", help="print cProfile of a throughput and a latency cycle"
     )
     parser.add_argument(
+        "--no-carry",
+        action="store_true",
+        help="build the cluster state afresh every cycle (no Carry), as before issue 21",
+    )
+    parser.add_argument(
         "--sweep", default="", help="node counts, comma-separated: one row per size (engine_sweep.py)"
     )
     args = parser.parse_args(argv)
@@ -240,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = sorted(g.total_number for g in snapshot.gangs)
 
     print("throughput: run_cycle until no progress ...", flush=True)
-    throughput = measure_throughput(snapshot)
+    throughput = measure_throughput(snapshot, carry=not args.no_carry)
     print(f"naive pod-at-a-time baseline ({naive_budget:g}s budget) ...", flush=True)
     naive = naive_baseline(snapshot, naive_budget)
     print(
@@ -255,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         fill=0.85,
         queues=args.queues,
         topology=args.topology_levels,
+        carry=not args.no_carry,
     )
 
     profiles = ""
@@ -272,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick,
         "queues": args.queues,
         "topology_levels": args.topology_levels,
+        "carry": not args.no_carry,
         "nodes": nodes,
         "pods": pods,
         "gangs": gangs_total,

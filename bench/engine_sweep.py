@@ -34,9 +34,16 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
         print(f"{nodes:,} nodes: {pods:,} pending pods, then 1000-gang cycles ...", flush=True)
         snapshot = with_queue_tree(throughput_snapshot(nodes, pods, seed=42), args.queues)
         snapshot = with_topology(snapshot, args.topology_levels)
-        throughput = measure_throughput(snapshot)
+        throughput = measure_throughput(snapshot, carry=not args.no_carry)
         latency = measure_latency(
-            nodes, 1000, 5, cap=256, fill=0.85, queues=args.queues, topology=args.topology_levels
+            nodes,
+            1000,
+            5,
+            cap=256,
+            fill=0.85,
+            queues=args.queues,
+            topology=args.topology_levels,
+            carry=not args.no_carry,
         )
         placed = throughput["total_binds"]
         del throughput["final_snapshot"], latency["slowest"], snapshot  # not kept into the next size
@@ -60,6 +67,7 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
         "load_average": os.getloadavg(),
         "queues": args.queues,
         "topology_levels": args.topology_levels,
+        "carry": not args.no_carry,
         "sizes": rows,
         "cost_per_pod_spread": max(costs) / min(costs) if costs else None,
         "engine_revision": revision,

@@ -8,6 +8,7 @@ of the actions.
 """
 
 from .apply import apply_result
+from .carry import Carry
 from .cycle import run_cycle, sweep_timeouts
 from .decisions import (
     Bind,
@@ -43,6 +44,7 @@ from .model import (
 )
 
 __all__ = [
+    "Carry",
     "Bind",
     "CycleResult",
     "EngineConfig",

@@ -29,6 +29,7 @@ from .actions.allocate import allocate
 from .actions.deadlock import break_deadlocks
 from .actions.reservations import validate
 from .actions.timeout import sweep
+from .carry import Carry
 from .decisions import CycleResult
 from .gc_pause import gc_paused
 from .model import EngineConfig, Pod, Snapshot
@@ -43,14 +44,20 @@ ACTIONS = (
 )
 
 
-def run_cycle(snapshot: Snapshot, now: float, config: EngineConfig | None = None) -> CycleResult:
+def run_cycle(
+    snapshot: Snapshot, now: float, config: EngineConfig | None = None, carry: Carry | None = None
+) -> CycleResult:
+    """``carry``: kept by the caller from cycle to cycle, it lets ``open`` apply what changed
+    since the last cycle instead of rebuilding the cluster state (``carry.py``)."""
     with gc_paused():
-        return _run_cycle(snapshot, now, config)
+        return _run_cycle(snapshot, now, config, carry)
 
 
-def _run_cycle(snapshot: Snapshot, now: float, config: EngineConfig | None) -> CycleResult:
+def _run_cycle(
+    snapshot: Snapshot, now: float, config: EngineConfig | None, carry: Carry | None
+) -> CycleResult:
     started = time.perf_counter()
-    session = Session(snapshot, now, config or EngineConfig())
+    session = Session(snapshot, now, config or EngineConfig(), carry)
     session.result.timings["open"] = time.perf_counter() - started
     for name, action in ACTIONS:
         began = time.perf_counter()

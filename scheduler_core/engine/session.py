@@ -8,9 +8,11 @@ holds, and discarded otherwise, so no half-placed gang ever leaks out of an acti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import numpy as np
 
+from .carry import Carry
 from .decisions import CycleResult
 from .filters import NodeFilter, constraint_key
 from .ledger import Ledger
@@ -19,17 +21,21 @@ from .placement import choose, fit_counts
 from .queue import Unit, build_units, pods_by_gang
 from .state import ClusterState
 
+_key = attrgetter("key")
+
 
 class Session:
-    def __init__(self, snapshot: Snapshot, now: float, config: EngineConfig) -> None:
+    def __init__(
+        self, snapshot: Snapshot, now: float, config: EngineConfig, carry: Carry | None = None
+    ) -> None:
         self.snapshot = snapshot
         self.now = now
         self.config = config
-        self.state = ClusterState(snapshot)
-        self.filter = NodeFilter(snapshot.nodes)
+        self.state = ClusterState(snapshot, carry)
+        self.filter = carry.node_filter(snapshot.nodes) if carry is not None else NodeFilter(snapshot.nodes)
         self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
         self.members: dict[str, list[Pod]] = pods_by_gang(snapshot)
-        self.pods: dict[str, Pod] = {pod.key: pod for pod in snapshot.pods}
+        self.pods: dict[str, Pod] = dict(zip(map(_key, snapshot.pods), snapshot.pods, strict=True))
         self.result = CycleResult()
         # Reservations changed during the cycle: pod key -> node name (None: released).
         self.reserved: dict[str, str | None] = {}

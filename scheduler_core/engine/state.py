@@ -6,8 +6,9 @@ The engine never walks nodes in Python during a cycle; it works on ``alloc`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
+from typing import Protocol
 
 import numpy as np
 
@@ -29,13 +30,40 @@ IDLE_SHARE_TO_NARROW = 0.25
 UNLIMITED = np.int64(1) << np.int64(50)
 
 
+class Memory(Protocol):
+    """What a state may be restored from and kept in between cycles (``carry.Carry``)."""
+
+    def restore(self, state: ClusterState, snapshot: Snapshot) -> bool: ...
+
+    def keep(self, state: ClusterState, snapshot: Snapshot) -> None: ...
+
+
 class ClusterState:
     """Capacity and usage of every node of a snapshot, with the resource columns it needs.
 
     ``used`` counts bound pods and held reservations; pods on nodes that are gone count nowhere.
     """
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, carry: Memory | None = None) -> None:
+        self.pods = snapshot.pods
+        # The node and pod parts come from the previous cycle's state when a carry holds one
+        # that still describes this snapshot (``carry.py``), else they are built here.
+        if carry is None or not carry.restore(self, snapshot):
+            self._build(snapshot)
+            if carry is not None:
+                carry.keep(self, snapshot)
+        self._used = np.zeros_like(self.alloc)
+        placed = self.pod_where >= 0
+        np.add.at(self._used, self.pod_where[placed], self.pod_rows[placed])
+        # Free capacity and the nodes nothing takes from (a bool per node), kept by ``take`` and
+        # ``give``, rebuilt after anybody else had ``used`` in hand (None: to rebuild).
+        self._pristine: np.ndarray | None = None
+        self._free = self._used
+        self._room: np.ndarray | None = None
+        self._start: list[int] = []  # per kind: no idle node before this rank (``_first_idle``)
+        self._position: dict[int, int] | None = None
+
+    def _build(self, snapshot: Snapshot) -> None:
         pods = snapshot.pods
         # Members of a gang share one requests mapping (snapshot.py decodes each distinct JSON
         # once, apply_result keeps them): the pods' rows are built from the distinct mappings.
@@ -58,16 +86,11 @@ class ClusterState:
                 self.alloc[i, self.column[name]] = amount
             if "pods" not in node.allocatable:
                 self.alloc[i, pods_col] = UNLIMITED
-        self._used = np.zeros_like(self.alloc)
-        # Free capacity and the nodes nothing takes from (a bool per node), kept by ``take`` and
-        # ``give``, rebuilt after anybody else had ``used`` in hand (None: to rebuild).
-        self._pristine: np.ndarray | None = None
-        self._free = self._used
-        self._room: np.ndarray | None = None
+        self.alloc.flags.writeable = False
         self._kinds: tuple | None = None
-        self._start: list[int] = []  # per kind: no idle node before this rank (``_first_idle``)
         # The largest capacity of each resource: the yardstick for "how big is this pod".
         self.scale = np.maximum(self.alloc.max(axis=0), 1) if len(self.node_names) else np.ones(len(names))
+        self.scale.flags.writeable = False
         self._vectors: dict[tuple, np.ndarray] = {}
         self._by_identity: dict[int, np.ndarray] = {}
         self._keep_alive: list = []  # ids stay valid only while their objects live
@@ -77,11 +100,21 @@ class ClusterState:
         table = np.stack([self.vector_of(mapping) for mapping in distinct.values()]) if pods else empty
         code = {identity: i for i, identity in enumerate(distinct)}
         self.pod_rows = table[np.fromiter(map(code.__getitem__, identities), np.int64, len(pods))]
+        self.pod_where = self.where_of(pods)
+        self.pod_rows.flags.writeable = False
+        self.pod_where.flags.writeable = False
+
+    def where_of(self, pods: Sequence[Pod]) -> np.ndarray:
+        """The node index each pod is bound or reserved on, -1 for none (or a node gone)."""
         located = [pod.node or pod.reserved_node for pod in pods]
-        self.pod_where = np.fromiter(map(self.node_index.get, located, repeat(-1)), np.int64, len(pods))
-        self.pod_position = dict(zip(map(id, pods), range(len(pods)), strict=True))
-        placed = self.pod_where >= 0
-        np.add.at(self._used, self.pod_where[placed], self.pod_rows[placed])
+        return np.fromiter(map(self.node_index.get, located, repeat(-1)), np.int64, len(pods))
+
+    @property
+    def pod_position(self) -> dict[int, int]:
+        """id(pod) -> its row in ``pod_rows``; built on first use (preemption, queues)."""
+        if self._position is None:
+            self._position = dict(zip(map(id, self.pods), range(len(self.pods)), strict=True))
+        return self._position
 
     @property
     def used(self) -> np.ndarray:

@@ -1,0 +1,120 @@
+"""The engine benchmark's two measurements (``engine.py``, ``engine_sweep.py``): throughput of
+``run_cycle`` on a backlog, and the latency of a 1,000-gang cycle on a busy cluster.
+
+Both keep a ``Carry`` across their cycles by default, as the worker does (``carry.py``), warmed by
+one untimed cycle of the cluster before the first timed one: a running worker has seen the nodes
+and the running pods before. ``carry=False`` builds the state afresh every cycle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import time
+
+import numpy as np
+from engine_workload import busy_cluster, latency_snapshot, with_queue_tree, with_topology
+
+from scheduler_core.engine import Carry, EngineConfig, Snapshot, apply_result, run_cycle
+
+
+def measure_throughput(snapshot: Snapshot, max_cycles: int = 50, carry: bool = True) -> dict:
+    config = EngineConfig()
+    kept = Carry() if carry else None  # the worker's: what each cycle leaves to the next
+    if kept is not None:
+        # A running worker has seen the nodes before this backlog arrives: one cycle of the
+        # empty cluster, untimed, builds what depends on the nodes alone (filters, capacity).
+        run_cycle(dataclasses.replace(snapshot, pods=(), gangs=()), 990.0, config, kept)
+    now = 1000.0
+    total_binds = 0
+    engine_s = 0.0
+    cycles = []
+    for _ in range(max_cycles):
+        started = time.perf_counter()
+        result = run_cycle(snapshot, now, config, kept)
+        elapsed = time.perf_counter() - started
+        engine_s += elapsed
+        binds = len(result.binds)
+        total_binds += binds
+        cycles.append(
+            {
+                "binds": binds,
+                "seconds": elapsed,
+                "pods_considered": result.pods_considered,
+                "timings": dict(result.timings),
+            }
+        )
+        if binds == 0:
+            break
+        snapshot = apply_result(snapshot, result, now)
+        now += 10.0
+    return {
+        "total_binds": total_binds,
+        "engine_seconds": engine_s,
+        "pods_per_second": total_binds / engine_s if engine_s else 0.0,
+        "cycles": cycles,
+        "final_snapshot": snapshot,
+    }
+
+
+def measure_latency(
+    nodes: int,
+    gangs: int,
+    runs: int,
+    cap: int,
+    fill: float,
+    queues: int = 0,
+    topology: int = 0,
+    carry: bool = True,
+) -> dict:
+    now = 5000.0
+    base = busy_cluster(nodes, seed=7, fill=fill, now=now)
+    walls, timings, considered, results = [], [], [], []
+    slowest = None
+    kept = Carry() if carry else None
+    if kept is not None:
+        # A running worker's carry: one cycle of the running cluster, untimed, before the runs.
+        warm = with_topology(with_queue_tree(latency_snapshot(base, 0, seed=99, cap=cap), queues), topology)
+        run_cycle(warm, now - 1, EngineConfig(), kept)
+    for run in range(runs):
+        seed = 100 + run
+        snapshot = with_queue_tree(latency_snapshot(base, gangs, seed=seed, cap=cap), queues)
+        snapshot = with_topology(snapshot, topology)
+        if kept is not None and kept.nodes is not None:
+            # with_topology labels new node objects each time; the worker's nodes stay the same
+            # objects from cycle to cycle (and must, for the carry to apply).
+            snapshot = dataclasses.replace(snapshot, nodes=kept.nodes)
+        gc.collect()  # garbage from the previous run is not this cycle's cost
+        started = time.perf_counter()
+        result = run_cycle(snapshot, now + run, EngineConfig(), kept)
+        wall = time.perf_counter() - started
+        walls.append(wall)
+        timings.append(result.timings)
+        considered.append(result.pods_considered)
+        results.append(
+            {
+                "seed": seed,
+                "seconds": wall,
+                "binds": len(result.binds),
+                "reservations": len(result.reservations),
+                "evictions": len(result.evictions),
+                "unplaced_gangs": len(result.explanations),
+                "preempting_gangs": sum(
+                    1 for e in result.explanations.values() if e.reason.value == "Preempting"
+                ),
+            }
+        )
+        if slowest is None or wall > slowest[0]:
+            slowest = (wall, snapshot, now + run)
+    names = list(timings[0])
+    return {
+        "running_pods": len(base[2]),
+        "running_gangs": len(base[1]),
+        "walls": walls,
+        "p50": float(np.percentile(walls, 50)),
+        "p99": float(np.percentile(walls, 99)),
+        "timings_p50": {name: float(np.median([t.get(name, 0.0) for t in timings])) for name in names},
+        "pods_considered_p50": float(np.median(considered)),
+        "outcomes": results,
+        "slowest": slowest,
+    }

@@ -1,0 +1,163 @@
+"""What one cycle's cluster state leaves to the next, so that ``open`` applies changes instead of
+rebuilding every running pod's request row (issue 21).
+
+The worker keeps one ``Carry`` and passes it to every ``run_cycle``. Snapshots share objects
+between cycles: ``apply_result`` keeps every pod it does not change, and the service's snapshot
+reuses the objects of unchanged rows (``snapshot_reuse.py``). Pods are frozen, so a pod object
+seen last cycle has the same requests and the same node: its row and node index are copied from
+the last state by identity, and only the pods new since are looked at one by one.
+
+The carry holds the last snapshot's pods, so their ids cannot be given to new objects while it
+compares them. It starts again from scratch (a full build, exactly what a cycle without a carry
+does) when the nodes are not the same objects in the same order, when the set of resources would
+differ, or when the request mappings it remembers outgrow the pods (a long-running worker sees
+new mappings every cycle).
+
+The result is the state a full build gives, array for array: ``tests/engine/test_carry.py``
+runs cycles both ways and compares them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import attrgetter, is_
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .model import Node, Pod, Snapshot
+
+if TYPE_CHECKING:
+    from .filters import NodeFilter
+    from .state import ClusterState
+
+#: Node-side attributes of a ClusterState that depend only on the nodes and the resources.
+_NODE_PART = (
+    "resources",
+    "column",
+    "node_names",
+    "node_index",
+    "alloc",
+    "scale",
+    "_kinds",
+    "_vectors",
+    "_by_identity",
+    "_keep_alive",
+)
+
+#: Remembered request mappings beyond this many per pod (plus a floor): start again.
+_MAPPINGS_PER_POD = 2
+_MAPPINGS_FLOOR = 50_000
+
+
+class Carry:
+    """The previous cycle's nodes, node filter and cluster state, for the next cycle."""
+
+    def __init__(self) -> None:
+        self.nodes: tuple[Node, ...] | None = None
+        self.filter: NodeFilter | None = None
+        self._filter_nodes: tuple[Node, ...] = ()
+        self._state: ClusterState | None = None
+        self._pods: tuple[Pod, ...] = ()
+        self._sorted_ids = np.zeros(0, np.int64)
+        self._order = np.zeros(0, np.int64)
+        self._named = np.zeros((0, 0), bool)  # per pod: which resource names its requests name
+        self._node_named = np.zeros(0, bool)  # per column: named by a node's allocatable or "pods"
+        self.restored = 0  # cycles whose state was carried, for tests and the bench
+        self.rebuilt = 0
+
+    def same_nodes(self, nodes: Sequence[Node]) -> bool:
+        known = self.nodes
+        return known is not None and len(known) == len(nodes) and all(map(is_, known, nodes))
+
+    def node_filter(self, nodes: Sequence[Node]) -> NodeFilter:
+        """The last cycle's filter when the nodes are the same objects (its masks stay valid)."""
+        from .filters import NodeFilter
+
+        known = self._filter_nodes
+        if self.filter is None or len(known) != len(nodes) or not all(map(is_, known, nodes)):
+            self.filter = NodeFilter(nodes)
+            self._filter_nodes = tuple(nodes)
+        return self.filter
+
+    def restore(self, state: ClusterState, snapshot: Snapshot) -> bool:
+        """Fill ``state``'s node and pod parts from the last state; False: build it afresh."""
+        last = self._state
+        if last is None or not self.same_nodes(snapshot.nodes):
+            return False
+        pods = snapshot.pods
+        if len(last._keep_alive) > max(_MAPPINGS_FLOOR, _MAPPINGS_PER_POD * len(pods)):
+            return False
+        old = self._match(pods)
+        fresh = np.flatnonzero(old < 0)
+        new_pods = [pods[i] for i in fresh.tolist()]
+        column = last.column
+        distinct = {id(p.requests): p.requests for p in new_pods}
+        if any(name not in column for mapping in distinct.values() for name in mapping):
+            return False  # a new resource: the columns change
+        kept = np.flatnonzero(old >= 0)
+        named = np.zeros((len(pods), len(column)), bool)
+        named[kept] = self._named[old[kept]]
+        rows = np.zeros((len(pods), len(column)), np.int64)
+        rows[kept] = last.pod_rows[old[kept]]
+        where = np.full(len(pods), -1, np.int64)
+        where[kept] = last.pod_where[old[kept]]
+        for name in _NODE_PART:
+            setattr(state, name, getattr(last, name))
+        if new_pods:
+            rows[fresh] = np.stack([state.vector_of(p.requests) for p in new_pods])
+            where[fresh] = state.where_of(new_pods)
+            named[fresh] = _names(new_pods, column)
+        if not (self._node_named | named.any(axis=0)).all():
+            return False  # a resource no pod or node names any more: the columns change
+        rows.flags.writeable = False
+        where.flags.writeable = False
+        state.pod_rows, state.pod_where = rows, where
+        self._remember(state, snapshot, named)
+        self.restored += 1
+        return True
+
+    def keep(self, state: ClusterState, snapshot: Snapshot) -> None:
+        """Remember a state built afresh."""
+        self._remember(state, snapshot, _names(snapshot.pods, state.column))
+        self._node_named = np.zeros(len(state.column), bool)
+        self._node_named[state.column["pods"]] = True
+        for node in snapshot.nodes:
+            for name in node.allocatable:
+                self._node_named[state.column[name]] = True
+        self.rebuilt += 1
+
+    def _remember(self, state: ClusterState, snapshot: Snapshot, named: np.ndarray) -> None:
+        self._state = state
+        self.nodes = tuple(snapshot.nodes)
+        self._pods = snapshot.pods
+        ids = np.fromiter(map(id, snapshot.pods), np.int64, len(snapshot.pods))
+        self._order = np.argsort(ids, kind="stable")
+        self._sorted_ids = ids[self._order]
+        self._named = named
+
+    def _match(self, pods: Sequence[Pod]) -> np.ndarray:
+        """For each pod, its position in the last snapshot if it is the same object, else -1."""
+        ids = np.fromiter(map(id, pods), np.int64, len(pods))
+        known = self._sorted_ids
+        if not known.size:
+            return np.full(len(pods), -1, np.int64)
+        at = np.minimum(np.searchsorted(known, ids), known.size - 1)
+        return np.where(known[at] == ids, self._order[at], -1)
+
+
+def _names(pods: Sequence[Pod], column: dict[str, int]) -> np.ndarray:
+    """Per pod, which of the columns its requests mapping names (an amount of 0 included)."""
+    by_mapping: dict[int, np.ndarray] = {}
+    requests = list(map(attrgetter("requests"), pods))
+    for mapping in requests:
+        if id(mapping) not in by_mapping:
+            row = np.zeros(len(column), bool)
+            for name in mapping:
+                row[column[name]] = True
+            by_mapping[id(mapping)] = row
+    if not requests:
+        return np.zeros((0, len(column)), bool)
+    code = {identity: i for i, identity in enumerate(by_mapping)}
+    table = np.stack(list(by_mapping.values()))
+    return table[np.fromiter((code[id(m)] for m in requests), np.int64, len(requests))]
