@@ -40,6 +40,7 @@ _NODE_PART = (
     "alloc",
     "scale",
     "_kinds",
+    "_admits",
     "_vectors",
     "_by_identity",
     "_keep_alive",

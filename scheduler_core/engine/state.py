@@ -88,6 +88,7 @@ class ClusterState:
                 self.alloc[i, pods_col] = UNLIMITED
         self.alloc.flags.writeable = False
         self._kinds: tuple | None = None
+        self._admits: dict[int, tuple[np.ndarray, list[bool]]] = {}  # ``_admitted``
         # The largest capacity of each resource: the yardstick for "how big is this pod".
         self.scale = np.maximum(self.alloc.max(axis=0), 1) if len(self.node_names) else np.ones(len(names))
         self.scale.flags.writeable = False
@@ -250,9 +251,10 @@ class ClusterState:
             return np.zeros(0, np.int64)
         positive = request > 0
         parts = [self._busy_candidates(mask, request, positive)]
+        admitted = self._admitted(mask, members)
         for k, row in enumerate(rows):
             copies = int((row[positive] // request[positive]).min()) if positive.any() else need
-            if copies > 0:  # else none fits: choose() would pass them over anyway
+            if copies > 0 and admitted[k]:  # else none fits or none is let: choose() passes them over
                 parts.append(self._first_idle(k, members[k], mask, -(-need // min(copies, need))))
         parts = [part for part in parts if part.size]
         if len(parts) <= 1:
@@ -260,6 +262,18 @@ class ClusterState:
         chosen = np.concatenate(parts)
         chosen.sort()
         return chosen
+
+    def _admitted(self, mask: np.ndarray, members: list[np.ndarray]) -> list[bool]:
+        """Per node kind, whether the mask lets any of its nodes: without this, a kind the mask
+        shuts out entirely (tainted GPU nodes for a CPU pod) was scanned to its end for idle
+        nodes at every gang. Masks are the node filter's cached arrays, so this is computed once
+        per mask (kept with the mask, whose id stays valid while it is held)."""
+        cached = self._admits.get(id(mask))
+        if cached is None or cached[0] is not mask:
+            if len(self._admits) > 4096:  # masks made on the fly, not the filter's: forget them
+                self._admits.clear()
+            cached = self._admits[id(mask)] = (mask, [bool(mask[nodes].any()) for nodes in members])
+        return cached[1]
 
     def _busy_candidates(self, mask: np.ndarray, request: np.ndarray, positive: np.ndarray) -> np.ndarray:
         """The masked nodes in use, but only in blocks where some node has room for one copy:
