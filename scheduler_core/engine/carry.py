@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .model import Node, Pod, Snapshot
+from .state import NARROW_FROM, ClusterState
 
 if TYPE_CHECKING:
     from .filters import NodeFilter
-    from .state import ClusterState
 
 #: Node-side attributes of a ClusterState that depend only on the nodes and the resources.
 _NODE_PART = (
@@ -121,6 +121,8 @@ class Carry:
     def keep(self, state: ClusterState, snapshot: Snapshot) -> None:
         """Remember a state built afresh."""
         self._remember(state, snapshot, _names(snapshot.pods, state.column))
+        if len(snapshot.nodes) >= NARROW_FROM:
+            state.kinds()  # nodes by capacity, for narrowing: once per set of nodes, not per cycle
         self._node_named = np.zeros(len(state.column), bool)
         self._node_named[state.column["pods"]] = True
         for node in snapshot.nodes:
