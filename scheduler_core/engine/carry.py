@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .model import Node, Pod, Snapshot
-from .state import NARROW_FROM, ClusterState
+from .state import NARROW_FROM, ClusterState, pending_of
 
 if TYPE_CHECKING:
     from .filters import NodeFilter
@@ -103,17 +103,20 @@ class Carry:
         rows[kept] = last.pod_rows[old[kept]]
         where = np.full(len(pods), -1, np.int64)
         where[kept] = last.pod_where[old[kept]]
+        pending = np.zeros(len(pods), bool)
+        pending[kept] = last.pod_pending[old[kept]]
         for name in _NODE_PART:
             setattr(state, name, getattr(last, name))
         if new_pods:
             rows[fresh] = np.stack([state.vector_of(p.requests) for p in new_pods])
             where[fresh] = state.where_of(new_pods)
+            pending[fresh] = pending_of(new_pods)
             named[fresh] = _names(new_pods, column)
         if not (self._node_named | named.any(axis=0)).all():
             return False  # a resource no pod or node names any more: the columns change
-        rows.flags.writeable = False
-        where.flags.writeable = False
-        state.pod_rows, state.pod_where = rows, where
+        for array in (rows, where, pending):
+            array.flags.writeable = False
+        state.pod_rows, state.pod_where, state.pod_pending = rows, where, pending
         self._remember(state, snapshot, named)
         self.restored += 1
         return True

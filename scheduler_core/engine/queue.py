@@ -87,16 +87,21 @@ def pods_by_gang(snapshot: Snapshot) -> dict[str, list[Pod]]:
 
 
 def build_units(
-    snapshot: Snapshot, config: EngineConfig, gangs: dict[str, Gang], members: dict[str, list[Pod]]
+    snapshot: Snapshot,
+    config: EngineConfig,
+    gangs: dict[str, Gang],
+    members: dict[str, list[Pod]],
+    pending: Iterable[Pod] | None = None,
 ) -> list[Unit]:
-    """Pending units in queue order: priority, then rank, creation of the gang (or pod), key."""
+    """Pending units in queue order: priority, then rank, creation of the gang (or pod), key.
+
+    ``pending``: the snapshot's pending pods in snapshot order, when the caller has them
+    (``ClusterState.pending_pods``); else every pod is looked at."""
     limit = config.overtake_limit_s
     groups = {group.key: group for group in snapshot.gang_groups}
     units: list[Unit] = []
     gang_units: set[str] = set()
-    for pod in snapshot.pods:
-        if not pod.pending:
-            continue
+    for pod in pending if pending is not None else (pod for pod in snapshot.pods if pod.pending):
         gang = gangs.get(pod.gang) if pod.gang is not None else None
         if config.gangs and pod.gang is not None and gang is None:
             continue  # a provisional member: it waits until its gang is declared

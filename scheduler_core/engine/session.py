@@ -35,6 +35,7 @@ class Session:
         self.filter = carry.node_filter(snapshot.nodes) if carry is not None else NodeFilter(snapshot.nodes)
         self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
         self.members: dict[str, list[Pod]] = pods_by_gang(snapshot)
+        self.pending: list[Pod] = self.state.pending_pods()  # in snapshot order
         self.pods: dict[str, Pod] = dict(zip(map(_key, snapshot.pods), snapshot.pods, strict=True))
         self.result = CycleResult()
         # Reservations changed during the cycle: pod key -> node name (None: released).
@@ -63,7 +64,7 @@ class Session:
         self.domains = None
 
     def build_queue(self) -> None:
-        self.units = build_units(self.snapshot, self.config, self.gangs, self.members)
+        self.units = build_units(self.snapshot, self.config, self.gangs, self.members, self.pending)
 
     def mode(self, gang: Gang) -> GangMode:
         return self.config.force_mode or gang.mode

@@ -102,13 +102,18 @@ class ClusterState:
         code = {identity: i for i, identity in enumerate(distinct)}
         self.pod_rows = table[np.fromiter(map(code.__getitem__, identities), np.int64, len(pods))]
         self.pod_where = self.where_of(pods)
-        self.pod_rows.flags.writeable = False
-        self.pod_where.flags.writeable = False
+        self.pod_pending = pending_of(pods)
+        for array in (self.pod_rows, self.pod_where, self.pod_pending):
+            array.flags.writeable = False
 
     def where_of(self, pods: Sequence[Pod]) -> np.ndarray:
         """The node index each pod is bound or reserved on, -1 for none (or a node gone)."""
         located = [pod.node or pod.reserved_node for pod in pods]
         return np.fromiter(map(self.node_index.get, located, repeat(-1)), np.int64, len(pods))
+
+    def pending_pods(self) -> list[Pod]:
+        """The snapshot's pending pods (``Pod.pending``), in snapshot order."""
+        return list(map(self.pods.__getitem__, np.flatnonzero(self.pod_pending).tolist()))
 
     @property
     def pod_position(self) -> dict[int, int]:
@@ -376,3 +381,8 @@ class ClusterState:
     def describe(self, row: np.ndarray) -> dict[str, int]:
         """A request row back as {resource: amount}, without the implicit pod count."""
         return {name: int(row[i]) for i, name in enumerate(self.resources) if row[i] and name != "pods"}
+
+
+def pending_of(pods: Sequence[Pod]) -> np.ndarray:
+    """Per pod, ``Pod.pending`` (not bound, not terminating), as a bool array."""
+    return np.fromiter((pod.node is None and not pod.terminating for pod in pods), bool, len(pods))

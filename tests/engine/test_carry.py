@@ -28,7 +28,7 @@ GI = 2**30
 def assert_same_state(carried: ClusterState, fresh: ClusterState) -> None:
     assert carried.resources == fresh.resources
     assert carried.node_names == fresh.node_names
-    for name in ("alloc", "pod_rows", "pod_where", "used", "scale"):
+    for name in ("alloc", "pod_rows", "pod_where", "pod_pending", "used", "scale"):
         assert np.array_equal(getattr(carried, name), getattr(fresh, name)), name
 
 

@@ -17,7 +17,7 @@ from ..session import Session
 def validate(session: Session) -> None:
     state = session.state
     holders = sorted(
-        (pod for pod in session.snapshot.pods if pod.pending and pod.reserved_node is not None),
+        (pod for pod in session.pending if pod.reserved_node is not None),
         key=lambda pod: (-pod.priority, pod.created, pod.key),
     )
     for pod in reversed(holders):  # the lowest-ranked reservations give way first
