@@ -21,15 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import attrgetter, is_
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .filters import NodeFilter
 from .model import Node, Pod, Snapshot
 from .state import NARROW_FROM, ClusterState, pending_of
-
-if TYPE_CHECKING:
-    from .filters import NodeFilter
 
 #: Node-side attributes of a ClusterState that depend only on the nodes and the resources.
 _NODE_PART = (
@@ -73,8 +70,6 @@ class Carry:
 
     def node_filter(self, nodes: Sequence[Node]) -> NodeFilter:
         """The last cycle's filter when the nodes are the same objects (its masks stay valid)."""
-        from .filters import NodeFilter
-
         known = self._filter_nodes
         if self.filter is None or len(known) != len(nodes) or not all(map(is_, known, nodes)):
             self.filter = NodeFilter(nodes)
