@@ -8,7 +8,6 @@ holds, and discarded otherwise, so no half-placed gang ever leaks out of an acti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 import numpy as np
 
@@ -20,8 +19,6 @@ from .model import EngineConfig, Gang, GangMode, Placement, Pod, Snapshot
 from .placement import choose, fit_counts
 from .queue import Unit, build_units, pods_by_gang
 from .state import ClusterState
-
-_key = attrgetter("key")
 
 
 class Session:
@@ -36,7 +33,6 @@ class Session:
         self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
         self.members: dict[str, list[Pod]] = pods_by_gang(snapshot)
         self.pending: list[Pod] = self.state.pending_pods()  # in snapshot order
-        self.pods: dict[str, Pod] = dict(zip(map(_key, snapshot.pods), snapshot.pods, strict=True))
         self.result = CycleResult()
         # Reservations changed during the cycle: pod key -> node name (None: released).
         self.reserved: dict[str, str | None] = {}
