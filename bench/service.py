@@ -226,10 +226,10 @@ def run_phase(args, *, backlog: bool) -> dict:
             ticker.kick()
         else:
             ticker.start()
-            submitted = submit_all(
+            submitted, finished = submit_all(
                 args.gangs, args.members, args.submitters, ticker.kick, processes=args.submit_processes
             )
-            submit_s = time.time() - min(submitted.values())  # not the processes' start-up
+            submit_s = finished - min(submitted.values())  # not the processes' start-up
         print(f"[{label}] submitted {total} pods in {submit_s:.2f}s; waiting for binds", flush=True)
         bound, polled_at = wait_all_bound(total, NAMESPACE, worker, args.tick, args.timeout)
         ticker.stop()
@@ -255,12 +255,12 @@ def backlog_load(args, last_cycle_id: int) -> tuple[dict[str, float], float, dic
     """Submit every gang through ``gang_submit`` with its trigger suppressed, the worker idle
     and no ticker running, then check that no cycle ran and no pod is bound (else abort)."""
     with triggers_suppressed():
-        submitted = submit_all(
+        submitted, finished = submit_all(
             args.gangs, args.members, args.submitters, None, processes=args.submit_processes, quiet=True
         )
-    loaded_at = time.time()
+    loaded_at = time.time()  # after every submitting process has returned
     evidence = backlog_loaded_check(last_cycle_id, NAMESPACE, REDIS_URL)
-    return submitted, loaded_at - min(submitted.values()), {**evidence, "loaded_at": loaded_at}
+    return submitted, finished - min(submitted.values()), {**evidence, "loaded_at": loaded_at}
 
 
 def main() -> None:

@@ -32,8 +32,9 @@ def gang_pods(index: int, members: int) -> list[dict]:
 
 def submit_all(
     gangs: int, members: int, submitters: int, trigger, *, processes: int = 1, quiet: bool = False
-) -> dict[str, float]:
-    """Submit every gang; returns gang key -> time.time() at the start of its gang_submit.
+) -> tuple[dict[str, float], float]:
+    """Submit every gang; returns gang key -> time.time() at the start of its gang_submit, and
+    the time the last one returned (committed).
 
     ``submitters`` threads in all, spread over ``processes`` processes (1: this one). Threads of
     one process share its GIL: on this machine one process submits at most ~3,500-4,500 pods/s
@@ -41,7 +42,7 @@ def submit_all(
     Processes are what API clients and the service's web workers are. ``quiet``: no cycle is
     asked for (the backlog phase's load; ``service_worker.triggers_suppressed``)."""
     if processes <= 1:
-        return _submit_threads(range(gangs), members, submitters, trigger)
+        return _submit_threads(range(gangs), members, submitters, trigger), time.time()
     return _submit_processes(gangs, members, submitters, trigger, processes, quiet)
 
 
@@ -77,7 +78,9 @@ def _submit_threads(indexes: range, members: int, threads: int, trigger) -> dict
     return submitted
 
 
-def _submit_processes(gangs, members, submitters, trigger, processes, quiet) -> dict[str, float]:
+def _submit_processes(
+    gangs, members, submitters, trigger, processes, quiet
+) -> tuple[dict[str, float], float]:
     """Spawned processes (Django set up afresh from this process's environment: the bench
     database, Redis db and queue), started together once all are ready, so their start-up is
     not timed; the gang at index i goes to process i mod ``processes``."""
@@ -97,16 +100,20 @@ def _submit_processes(gangs, members, submitters, trigger, processes, quiet) -> 
     ready.wait(timeout=120)
     go.set()
     submitted: dict[str, float] = {}
+    finished = 0.0
     for _ in children:
         part = results.get(timeout=600)
         if isinstance(part, str):
             raise SystemExit(f"a submitting process failed: {part}")
-        submitted.update(part)
+        submitted.update(part[0])
+        finished = max(finished, part[1])
         if trigger is not None:
             trigger()
     for child in children:
         child.join(timeout=30)
-    return submitted
+        if child.exitcode is None:
+            raise SystemExit("a submitting process did not exit")
+    return submitted, finished
 
 
 def _submit_child(indexes, members, threads, quiet, ready, go, results) -> None:
@@ -126,7 +133,8 @@ def _submit_child(indexes, members, threads, quiet, ready, go, results) -> None:
         go.wait(timeout=120)
         # Unless quiet, gang_submit asks for a cycle itself on commit, as for an API client.
         with triggers_suppressed() if quiet else contextlib.nullcontext():
-            results.put(_submit_threads(indexes, members, threads, None))
+            part = _submit_threads(indexes, members, threads, None)
+        results.put((part, time.time()))
     except BaseException as error:  # reported to the parent, which aborts the run
         results.put(f"{type(error).__name__}: {error}")
         raise
