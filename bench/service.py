@@ -1,8 +1,8 @@
 """Benchmark of the running service: gangs submitted, scheduled by a real Celery worker, bound.
 
     python bench/service.py [--nodes 2000] [--gangs 200] [--members 50] [--submitters 4]
-                            [--out bench/results/service.json] [--no-stream] [--no-backlog]
-                            [--profile]
+                            [--submit-processes 1] [--out bench/results/service.json]
+                            [--no-stream] [--no-backlog] [--profile]
 
 What runs (the service is not mocked; the script prints a summary and writes JSON, and aborts
 without writing it when a check below shows it did not measure what it says):
@@ -28,7 +28,11 @@ Two phases, each on a fresh database and a fresh worker:
   (1 CPU, 4Gi each, Strict, min_member = members) are submitted with ``gang_submit`` as fast as it
   goes by ``--submitters`` threads (4: like clients of an API; one thread submits only ~1,500
   pods/s on 2 busy cores, below the target, so one submitter would measure the submission path,
-  not the scheduler) while the worker schedules them;
+  not the scheduler) while the worker schedules them. ``--submit-processes N`` spreads the
+  threads over N spawned processes (as API clients and web workers are): threads of one process
+  share its GIL, which caps what one process submits; the processes are started and set up
+  before the first submission, which is when the clock starts, and each submission asks for a
+  cycle on commit as ``gang_submit`` does for the API;
 * backlog (skip with ``--no-backlog``): the same gangs are all loaded first with no cycle running,
   then triggering starts: how fast the running service drains a real backlog, whatever the
   submission path costs. The load goes through ``gang_submit`` like the stream's, with its
