@@ -31,8 +31,9 @@ Two phases, each on a fresh database and a fresh worker:
   not the scheduler) while the worker schedules them. ``--submit-processes N`` spreads the
   threads over N spawned processes (as API clients and web workers are): threads of one process
   share its GIL, which caps what one process submits; the processes are started and set up
-  before the first submission, which is when the clock starts, and each submission asks for a
-  cycle on commit as ``gang_submit`` does for the API;
+  before the first submission, which is when the clock starts, and each submission kicks the
+  script's ticker, which asks for a cycle at once (``service_work.submit_all`` says why the
+  processes do not ask themselves);
 * backlog (skip with ``--no-backlog``): the same gangs are all loaded first with no cycle running,
   then triggering starts: how fast the running service drains a real backlog, whatever the
   submission path costs. The load goes through ``gang_submit`` like the stream's, with its
@@ -66,6 +67,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import multiprocessing
 import os
 import platform
 import sys
@@ -223,7 +225,8 @@ def run_phase(args, *, backlog: bool) -> dict:
         first_cycle_id = wait_quiet(args.tick) + 1  # a warm-up trigger still queued has run
         label = "backlog" if backlog else "stream"
         print(f"[{label}] worker up; submitting {args.gangs} gangs x {args.members} pods", flush=True)
-        ticker = Ticker(args.tick)
+        # Submitting processes kick the ticker through a multiprocessing event (service_work).
+        ticker = Ticker(args.tick, kicked=multiprocessing.get_context("spawn").Event())
         if backlog:
             submitted, submit_s, loaded = backlog_load(args, first_cycle_id - 1)
             ticker.start()
@@ -231,7 +234,12 @@ def run_phase(args, *, backlog: bool) -> dict:
         else:
             ticker.start()
             submitted, finished = submit_all(
-                args.gangs, args.members, args.submitters, ticker.kick, processes=args.submit_processes
+                args.gangs,
+                args.members,
+                args.submitters,
+                ticker.kick,
+                processes=args.submit_processes,
+                kicked=ticker.kicked,
             )
             submit_s = finished - min(submitted.values())  # not the processes' start-up
         print(f"[{label}] submitted {total} pods in {submit_s:.2f}s; waiting for binds", flush=True)
@@ -260,7 +268,7 @@ def backlog_load(args, last_cycle_id: int) -> tuple[dict[str, float], float, dic
     and no ticker running, then check that no cycle ran and no pod is bound (else abort)."""
     with triggers_suppressed():
         submitted, finished = submit_all(
-            args.gangs, args.members, args.submitters, None, processes=args.submit_processes, quiet=True
+            args.gangs, args.members, args.submitters, None, processes=args.submit_processes
         )
     loaded_at = time.time()  # after every submitting process has returned
     evidence = backlog_loaded_check(last_cycle_id, NAMESPACE, REDIS_URL)

@@ -6,7 +6,6 @@ Split from the script so that each part reads on its own.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import threading
 import time
@@ -31,7 +30,7 @@ def gang_pods(index: int, members: int) -> list[dict]:
 
 
 def submit_all(
-    gangs: int, members: int, submitters: int, trigger, *, processes: int = 1, quiet: bool = False
+    gangs: int, members: int, submitters: int, trigger, *, processes: int = 1, kicked=None
 ) -> tuple[dict[str, float], float]:
     """Submit every gang; returns gang key -> time.time() at the start of its gang_submit, and
     the time the last one returned (committed).
@@ -39,11 +38,18 @@ def submit_all(
     ``submitters`` threads in all, spread over ``processes`` processes (1: this one). Threads of
     one process share its GIL: on this machine one process submits at most ~3,500-4,500 pods/s
     however many threads it has, which the stream phase would measure instead of the scheduler.
-    Processes are what API clients and the service's web workers are. ``quiet``: no cycle is
-    asked for (the backlog phase's load; ``service_worker.triggers_suppressed``)."""
+    Processes are what API clients and the service's web workers are.
+
+    In this process each submission calls ``trigger`` (and ``gang_submit`` asks for a cycle on
+    commit, unless suppressed). The submitting processes never ask for a cycle themselves: a
+    process that exits while its trigger thread (``cycle_wake``) is between setting Redis's
+    "cycle queued" flag and sending the Celery message leaves the flag set for its 10 s expiry
+    and no cycle coming, which stalled the stream; instead each submission sets ``kicked`` (a
+    multiprocessing event the script's ticker waits on, so it asks for a cycle at once; None:
+    the backlog's load, which asks for none)."""
     if processes <= 1:
         return _submit_threads(range(gangs), members, submitters, trigger), time.time()
-    return _submit_processes(gangs, members, submitters, trigger, processes, quiet)
+    return _submit_processes(gangs, members, submitters, processes, kicked)
 
 
 def _submit_threads(indexes: range, members: int, threads: int, trigger) -> dict[str, float]:
@@ -78,9 +84,7 @@ def _submit_threads(indexes: range, members: int, threads: int, trigger) -> dict
     return submitted
 
 
-def _submit_processes(
-    gangs, members, submitters, trigger, processes, quiet
-) -> tuple[dict[str, float], float]:
+def _submit_processes(gangs, members, submitters, processes, kicked) -> tuple[dict[str, float], float]:
     """Spawned processes (Django set up afresh from this process's environment: the bench
     database, Redis db and queue), started together once all are ready, so their start-up is
     not timed; the gang at index i goes to process i mod ``processes``."""
@@ -90,7 +94,7 @@ def _submit_processes(
     children = [
         context.Process(
             target=_submit_child,
-            args=(range(i, gangs, processes), members, threads, quiet, ready, go, results),
+            args=(range(i, gangs, processes), members, threads, kicked, ready, go, results),
             daemon=True,
         )
         for i in range(processes)
@@ -107,8 +111,6 @@ def _submit_processes(
             raise SystemExit(f"a submitting process failed: {part}")
         submitted.update(part[0])
         finished = max(finished, part[1])
-        if trigger is not None:
-            trigger()
     for child in children:
         child.join(timeout=30)
         if child.exitcode is None:
@@ -116,7 +118,7 @@ def _submit_processes(
     return submitted, finished
 
 
-def _submit_child(indexes, members, threads, quiet, ready, go, results) -> None:
+def _submit_child(indexes, members, threads, kicked, ready, go, results) -> None:
     import sys
     from pathlib import Path
 
@@ -131,9 +133,8 @@ def _submit_child(indexes, members, threads, quiet, ready, go, results) -> None:
 
         ready.wait(timeout=120)
         go.wait(timeout=120)
-        # Unless quiet, gang_submit asks for a cycle itself on commit, as for an API client.
-        with triggers_suppressed() if quiet else contextlib.nullcontext():
-            part = _submit_threads(indexes, members, threads, None)
+        with triggers_suppressed():  # the parent asks for cycles (see submit_all)
+            part = _submit_threads(indexes, members, threads, None if kicked is None else kicked.set)
         results.put((part, time.time()))
     except BaseException as error:  # reported to the parent, which aborts the run
         results.put(f"{type(error).__name__}: {error}")
