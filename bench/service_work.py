@@ -41,12 +41,11 @@ def submit_all(
     Processes are what API clients and the service's web workers are.
 
     In this process each submission calls ``trigger`` (and ``gang_submit`` asks for a cycle on
-    commit, unless suppressed). The submitting processes never ask for a cycle themselves: a
-    process that exits while its trigger thread (``cycle_wake``) is between setting Redis's
-    "cycle queued" flag and sending the Celery message leaves the flag set for its 10 s expiry
-    and no cycle coming, which stalled the stream; instead each submission sets ``kicked`` (a
-    multiprocessing event the script's ticker waits on, so it asks for a cycle at once; None:
-    the backlog's load, which asks for none)."""
+    commit, unless suppressed). The submitting processes do not ask for cycles themselves, so
+    that only the script's process talks to the scheduler's Redis flag and queue (a submitting
+    process's trigger thread could still be sending when the process exits): each submission
+    sets ``kicked`` instead, a multiprocessing event the script's ticker waits on, so it asks
+    for a cycle at once (None: the backlog's load, which asks for none)."""
     if processes <= 1:
         return _submit_threads(range(gangs), members, submitters, trigger), time.time()
     return _submit_processes(gangs, members, submitters, processes, kicked)
