@@ -1,8 +1,8 @@
 """Benchmark of the running service: gangs submitted, scheduled by a real Celery worker, bound.
 
     python bench/service.py [--nodes 2000] [--gangs 200] [--members 50] [--submitters 4]
-                            [--out bench/results/service.json] [--no-stream] [--no-backlog]
-                            [--profile]
+                            [--submit-processes 1] [--out bench/results/service.json]
+                            [--no-stream] [--no-backlog] [--profile]
 
 What runs (the service is not mocked; the script prints a summary and writes JSON, and aborts
 without writing it when a check below shows it did not measure what it says):
@@ -28,7 +28,12 @@ Two phases, each on a fresh database and a fresh worker:
   (1 CPU, 4Gi each, Strict, min_member = members) are submitted with ``gang_submit`` as fast as it
   goes by ``--submitters`` threads (4: like clients of an API; one thread submits only ~1,500
   pods/s on 2 busy cores, below the target, so one submitter would measure the submission path,
-  not the scheduler) while the worker schedules them;
+  not the scheduler) while the worker schedules them. ``--submit-processes N`` spreads the
+  threads over N spawned processes (as API clients and web workers are): threads of one process
+  share its GIL, which caps what one process submits; the processes are started and set up
+  before the first submission, which is when the clock starts, and each submission kicks the
+  script's ticker, which asks for a cycle at once (``service_work.submit_all`` says why the
+  processes do not ask themselves);
 * backlog (skip with ``--no-backlog``): the same gangs are all loaded first with no cycle running,
   then triggering starts: how fast the running service drains a real backlog, whatever the
   submission path costs. The load goes through ``gang_submit`` like the stream's, with its
@@ -62,6 +67,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import multiprocessing
 import os
 import platform
 import sys
@@ -96,7 +102,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--gangs", type=int, default=200)
     parser.add_argument("--members", type=int, default=50)
-    parser.add_argument("--submitters", type=int, default=4, help="threads calling gang_submit")
+    parser.add_argument("--submitters", type=int, default=4, help="threads calling gang_submit, in all")
+    parser.add_argument(
+        "--submit-processes", type=int, default=1, help="processes the submitting threads are spread over"
+    )
     parser.add_argument("--tick", type=float, default=0.2, help="seconds between triggers/polls")
     parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this")
     parser.add_argument("--out", default=str(ROOT / "bench/results/service.json"))
@@ -216,16 +225,23 @@ def run_phase(args, *, backlog: bool) -> dict:
         first_cycle_id = wait_quiet(args.tick) + 1  # a warm-up trigger still queued has run
         label = "backlog" if backlog else "stream"
         print(f"[{label}] worker up; submitting {args.gangs} gangs x {args.members} pods", flush=True)
-        ticker = Ticker(args.tick)
+        # Submitting processes kick the ticker through a multiprocessing event (service_work).
+        ticker = Ticker(args.tick, kicked=multiprocessing.get_context("spawn").Event())
         if backlog:
             submitted, submit_s, loaded = backlog_load(args, first_cycle_id - 1)
             ticker.start()
             ticker.kick()
         else:
             ticker.start()
-            began = time.time()
-            submitted = submit_all(args.gangs, args.members, args.submitters, ticker.kick)
-            submit_s = time.time() - began
+            submitted, finished = submit_all(
+                args.gangs,
+                args.members,
+                args.submitters,
+                ticker.kick,
+                processes=args.submit_processes,
+                kicked=ticker.kicked,
+            )
+            submit_s = finished - min(submitted.values())  # not the processes' start-up
         print(f"[{label}] submitted {total} pods in {submit_s:.2f}s; waiting for binds", flush=True)
         bound, polled_at = wait_all_bound(total, NAMESPACE, worker, args.tick, args.timeout)
         ticker.stop()
@@ -250,12 +266,13 @@ def run_phase(args, *, backlog: bool) -> dict:
 def backlog_load(args, last_cycle_id: int) -> tuple[dict[str, float], float, dict]:
     """Submit every gang through ``gang_submit`` with its trigger suppressed, the worker idle
     and no ticker running, then check that no cycle ran and no pod is bound (else abort)."""
-    began = time.time()
     with triggers_suppressed():
-        submitted = submit_all(args.gangs, args.members, args.submitters, None)
-    loaded_at = time.time()
+        submitted, finished = submit_all(
+            args.gangs, args.members, args.submitters, None, processes=args.submit_processes
+        )
+    loaded_at = time.time()  # after every submitting process has returned
     evidence = backlog_loaded_check(last_cycle_id, NAMESPACE, REDIS_URL)
-    return submitted, loaded_at - began, {**evidence, "loaded_at": loaded_at}
+    return submitted, finished - min(submitted.values()), {**evidence, "loaded_at": loaded_at}
 
 
 def main() -> None:
@@ -277,6 +294,7 @@ def main() -> None:
             "gangs": args.gangs,
             "members": args.members,
             "submitters": args.submitters,
+            "submit_processes": args.submit_processes,
             "tick_s": args.tick,
             "node_allocatable": NODE,
             "pod_requests": POD,

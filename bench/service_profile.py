@@ -21,7 +21,7 @@ def run_profile(args) -> None:
     from scheduler_core.cluster.simulated import SimulatedCluster
 
     began = time.time()
-    submitted = submit_all(args.gangs, args.members, args.submitters, None)
+    submitted, _ = submit_all(args.gangs, args.members, args.submitters, None)
     print(f"submitted {len(submitted) * args.members} pods in {time.time() - began:.2f}s; profiling")
     text = io.StringIO()
     backend = SimulatedCluster()

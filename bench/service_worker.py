@@ -149,11 +149,13 @@ class Ticker(threading.Thread):
     """The script's stand-in for beat: ``cycle_trigger()`` every ``tick`` seconds, and at once
     when a submission ``kick()``s it (the submitting thread itself never waits on Redis)."""
 
-    def __init__(self, tick: float) -> None:
+    def __init__(self, tick: float, kicked=None) -> None:
+        """``kicked``: the event to wait on, one other processes can set too (default: a
+        ``threading.Event``)."""
         super().__init__(daemon=True)
         self.tick = tick
         self.stopped = threading.Event()
-        self.kicked = threading.Event()
+        self.kicked = kicked if kicked is not None else threading.Event()
 
     def kick(self) -> None:
         self.kicked.set()

@@ -29,7 +29,9 @@ BENCH_REDIS_DB = "13"  # neither the tests' (15) nor a bench run's by hand (14)
 BENCH_REDIS_URL = f"redis://127.0.0.1:6379/{BENCH_REDIS_DB}"
 
 
-def test_the_backlog_phase_drains_a_backlog_loaded_with_no_cycle_running(tmp_path):
+@pytest.mark.parametrize("processes", [1, 2])
+def test_the_backlog_phase_drains_a_backlog_loaded_with_no_cycle_running(tmp_path, processes):
+    """Also with the submitters in processes of their own (``--submit-processes``)."""
     out = tmp_path / "service.json"
     env = {
         **os.environ,
@@ -38,6 +40,7 @@ def test_the_backlog_phase_drains_a_backlog_loaded_with_no_cycle_running(tmp_pat
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)  # the script configures its own, as when run by hand
     args = ["--no-stream", "--nodes", "4", "--gangs", str(GANGS), "--members", str(MEMBERS)]
+    args += ["--submit-processes", str(processes)]
     run = subprocess.run(
         [sys.executable, "bench/service.py", *args, "--out", str(out)],
         cwd=ROOT,
