@@ -20,10 +20,7 @@ from django.db import connection, transaction
 
 from scheduler_core.models import Member, NodeUsage, UsageMinute
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-from scheduler_core.tallies import tallies_compact
-
-#: pg_try_advisory_xact_lock key of the compaction ("nodeuse" in ASCII, as a bigint).
-COMPACT_LOCK = 0x6E6F6465757365
+from scheduler_core.tallies import COMPACT_LOCK, tallies_compact
 
 _USAGE = NodeUsage._meta.db_table
 _MINUTES = UsageMinute._meta.db_table

@@ -23,6 +23,9 @@ from scheduler_core.models.tallies import POD_COUNT
 _QUEUES = QueueUsage._meta.db_table
 _EVENT_MINUTES = GangEventMinute._meta.db_table
 _MEMBER, _GANG, _EVENT = Member._meta.db_table, Gang._meta.db_table, GangEvent._meta.db_table
+#: pg_try_advisory_xact_lock key of the compaction (``node_usage.usage_compact``, which folds
+#: these tables too, and the repairs): "nodeuse" in ASCII, as a bigint.
+COMPACT_LOCK = 0x6E6F6465757365
 #: How long the event minutes are kept: the overview charts the last hour.
 MINUTES_KEPT = "2 hours"
 _REQUESTS = "CASE WHEN jsonb_typeof(m.requests) = 'object' THEN m.requests ELSE '{}'::jsonb END"
@@ -94,8 +97,6 @@ def queue_drift() -> dict[QueueKey, tuple[Counter, Counter]]:
 def tallies_repair() -> int:
     """Rebuild the queue rows from the members and the event minutes from the events, each in
     one statement (one snapshot); the rows written. Not while a sweep folds (its lock)."""
-    from scheduler_core.node_usage import COMPACT_LOCK
-
     phases = list(ACTIVE_MEMBER_PHASES)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [COMPACT_LOCK])
@@ -160,4 +161,12 @@ def event_counts(*, since: datetime, kinds, submitter: str | None = None) -> lis
         return [(minute, kind, int(n)) for minute, kind, n in cursor.fetchall() if n]
 
 
-__all__ = ["POD_COUNT", "event_counts", "queue_charges", "queue_drift", "tallies_compact", "tallies_repair"]
+__all__ = [
+    "COMPACT_LOCK",
+    "POD_COUNT",
+    "event_counts",
+    "queue_charges",
+    "queue_drift",
+    "tallies_compact",
+    "tallies_repair",
+]
