@@ -258,3 +258,25 @@ def test_the_sums_grouped_in_sql_are_those_of_the_pass_over_the_nodes():
     python_sums, python_placed, _, _ = _summed_in_python(keys, "nvidia.com/gpu", None)
     assert domain_sums(keys, "nvidia.com/gpu", None) == (python_sums, python_placed)
     assert python_sums[2]["r0-n0"][3] == 2  # two nodes say they are host r0-n0: a map is drawn
+
+
+def test_with_volcano_hypernodes_the_page_sums_in_python_and_still_filters(as_olga):
+    """HyperNodes name no label (their tree is resolved in Python): the page draws their tiers'
+    heat map from one pass over the nodes, and a HyperNode's cell narrows the table to its nodes."""
+    from scheduler_core.models import HyperNode
+    from scheduler_core.topology_domains import HYPERNODE_TOPOLOGY, hypernode_label
+
+    fleet()
+    bind(make_gang("ml", "train", pods=2), ["r0-n0", "r0-n1"], gpus=8)
+    exact = lambda name: {"type": "Node", "selector": {"exactMatch": {"name": name}}}  # noqa: E731
+    HyperNode.objects.create(name="hn-a", tier=1, members=[exact("r0-n0"), exact("r0-n1"), exact("r1-n0")])
+    HyperNode.objects.create(name="hn-b", tier=1, members=[exact("r2-n0"), exact("r2-n1")])
+    tier = hypernode_label(1)
+    Topology.objects.create(name=HYPERNODE_TOPOLOGY, levels=[tier])  # a level the page draws
+
+    found = cells(as_olga.get("/nodes/").content.decode())
+    hn_a = found[(tier, "hn-a")]
+    assert (hn_a["used"], hn_a["capacity"], hn_a["nodes"]) == ("16", "24", "3")
+    assert found[(RACK, "r0")]["used"] == "16"  # the label levels are summed in the same pass
+    picked = as_olga.get("/nodes/", {"level": tier, "domain": "hn-a"})
+    assert node_rows(picked.content.decode()) == ["r0-n0", "r0-n1", "r1-n0"]
