@@ -20,9 +20,7 @@ from django.db import connection, transaction
 
 from scheduler_core.models import Member, NodeUsage, UsageMinute
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-
-#: pg_try_advisory_xact_lock key of the compaction ("nodeuse" in ASCII, as a bigint).
-COMPACT_LOCK = 0x6E6F6465757365
+from scheduler_core.tallies import COMPACT_LOCK, tallies_compact
 
 _USAGE = NodeUsage._meta.db_table
 _MINUTES = UsageMinute._meta.db_table
@@ -122,9 +120,10 @@ def usage_repair() -> int:
 
 def usage_compact() -> int:
     """Fold each (node, resource)'s rows into one, dropping those that sum to zero, and each
-    (minute, resource)'s the same way, deleting minutes older than MINUTES_KEPT; how many node
-    rows were folded. Rows being written by open transactions are not seen, hence kept. Two
-    sweeps at once: the second does nothing."""
+    (minute, resource)'s the same way, deleting minutes older than MINUTES_KEPT, and the pages'
+    other sums (``tallies_compact``: queues, event minutes); how many node rows were folded.
+    Rows being written by open transactions are not seen, hence kept. Two sweeps at once: the
+    second does nothing."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [COMPACT_LOCK])
         if not cursor.fetchone()[0]:
@@ -162,6 +161,7 @@ def usage_compact() -> int:
             HAVING SUM(amount) <> 0
             """
         )
+        tallies_compact(cursor)
         return folded
 
 

@@ -12,7 +12,8 @@ Per queue and resource, in canonical units:
 
 A gang's members are charged to the gang's queue, a pod alone to its own (``Member.queue``); a
 name that is a Kueue LocalQueue of the pod's namespace stands for its ClusterQueue. An inner
-queue's figures add up its whole subtree. Four queries, whatever the number of queues.
+queue's figures add up its whole subtree. Four queries, whatever the number of queues or pods:
+the requests are the sums the database keeps per queue name (``scheduler_core.tallies``).
 """
 
 from __future__ import annotations
@@ -20,11 +21,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q
-
-from scheduler_core.models import LocalQueue, Member, Queue, QueueSample
-from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-from scheduler_core.snapshot_json import ints
+from scheduler_core.models import LocalQueue, Queue, QueueSample
+from scheduler_core.tallies import POD_COUNT, queue_charges
 
 
 @dataclass
@@ -82,27 +80,18 @@ def queue_figures() -> dict[str, QueueFigures]:
         walk(top, top, 0)
     if not figures:
         return figures
-    # Grouped in PostgreSQL by queue and request shape: one row per shape, not one per pod
-    # read into Python (the page's cost then grew with every active pod).
-    rows = (
-        Member.objects.filter(phase__in=ACTIVE_MEMBER_PHASES)
-        .order_by()
-        .values_list("namespace", "queue", "gang__queue", "requests")
-        .annotate(
-            bound=Count("id", filter=Q(node__isnull=False)), waiting=Count("id", filter=Q(node__isnull=True))
-        )
-    )
-    for namespace, own, gang_queue, requests, bound, waiting in rows:
-        declared = own if gang_queue is None else gang_queue
+    # The sums the database keeps per (namespace, declared queue, bound) (``QueueUsage``, kept by
+    # the member table's triggers): a few rows per queue, whatever the number of pods.
+    for (namespace, declared, bound), amounts in queue_charges().items():
         name = local.get((namespace, declared), declared)
-        amounts = ints(requests)
+        pods = amounts.pop(POD_COUNT, 0)
         while name in figures:  # the leaf and each of its ancestors
             entry = figures[name]
             if bound:
-                _add(entry.used, {resource: bound * amount for resource, amount in amounts.items()})
-            if waiting:
-                _add(entry.pending, {resource: waiting * amount for resource, amount in amounts.items()})
-                entry.pending_pods += waiting
+                _add(entry.used, amounts)
+            else:
+                _add(entry.pending, amounts)
+                entry.pending_pods += pods
             name = entry.parent
     for sample in latest_samples():
         if sample.queue in figures:

@@ -9,12 +9,11 @@ from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count
-from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
-from scheduler_core.models import GangEvent, SchedulingCycle
+from scheduler_core.models import SchedulingCycle
 from scheduler_core.node_usage import usage_changes
+from scheduler_core.tallies import event_counts
 
 from .selectors import MAIN_RESOURCES
 
@@ -38,7 +37,7 @@ def usage_changes_by_minute(*, now: datetime) -> dict[int, Counter]:
 
 def chart_data(
     *,
-    gangs,
+    submitter: str | None,
     counts: dict[str, int],
     capacity: Counter,
     used: Counter,
@@ -47,7 +46,8 @@ def chart_data(
 ) -> dict:
     """The overview charts' last hour, one point per minute, oldest first.
 
-    Utilisation is rebuilt backwards from now (``counts``: ``gangs`` by phase; ``capacity``,
+    Utilisation is rebuilt backwards from now (``counts``: the gangs shown by phase, those of
+    ``submitter`` or every gang's when None; ``capacity``,
     ``used``: ``selectors.cluster_totals``; ``changes``: ``usage_changes_by_minute`` at the same
     ``now``, a minute boundary, see ``chart_now``): what was bound in a minute was not held
     before it, what finished or was evicted then was.
@@ -62,7 +62,7 @@ def chart_data(
     current = Counter(used)
     pending = counts.get("Pending", 0) + counts.get("Scheduling", 0)
     running = counts.get("Running", 0)
-    deltas = gang_event_deltas(gangs=gangs, since=start, now=now)
+    deltas = gang_event_deltas(submitter=submitter, since=start, now=now)
     cycles = {row["minutes_ago"]: row for row in _cycles_per_minute(start=start, now=now)}
     resources = [r for r in MAIN_RESOURCES if capacity.get(r)]
     demand = _demand_by_minute(cycles)
@@ -116,19 +116,12 @@ EVENT_DELTAS = {
 }
 
 
-def gang_event_deltas(*, gangs, since: datetime, now: datetime) -> dict[int, tuple[int, int]]:
-    """Per minute ago: how much the pending and running gang counts changed in that minute."""
-    rows = (
-        GangEvent.objects.filter(
-            gang__in=gangs.order_by().values("pk"), created__gte=since, kind__in=EVENT_DELTAS
-        )
-        .annotate(minute=TruncMinute("created"))
-        .order_by()
-        .values_list("minute", "kind")
-        .annotate(n=Count("id"))
-    )
+def gang_event_deltas(*, submitter: str | None, since: datetime, now: datetime) -> dict[int, tuple[int, int]]:
+    """Per minute ago: how much the pending and running gang counts changed in that minute, from
+    the events of the gangs of ``submitter`` (None: every gang). Read from the per-minute counts
+    the database keeps (``scheduler_core.tallies``): a few rows per minute, not every event."""
     deltas: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    for minute, kind, n in rows:
+    for minute, kind, n in event_counts(since=since, kinds=EVENT_DELTAS, submitter=submitter):
         minutes_ago = int((now - minute).total_seconds() // 60) - 1
         d_pending, d_running = EVENT_DELTAS[kind]
         deltas[minutes_ago][0] += n * d_pending

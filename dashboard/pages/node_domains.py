@@ -1,9 +1,11 @@
 """The Nodes page's topology (issue 20): a heat map of the main resource per domain of each level,
 and the ``?level=&domain=`` filter that narrows the node table to one domain.
 
-Everything is summed in one pass over the nodes (their labels, allocatable and readiness, one
-query) and their stored use of the main resource (``scheduler_core.node_usage``, one query): no
-query per node or domain, and nothing read from the members, whose number does not matter here.
+The sums are grouped in PostgreSQL over the nodes and their stored use of the main resource
+(``domain_sums``, one query; ``scheduler_core.node_usage``), the filtered nodes paged there too:
+no query per node or domain, nothing read from the members, and no node read into Python but the
+page's. With Volcano HyperNodes (a tree resolved in Python) the sums come from one pass over the
+nodes instead.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from scheduler_core.engine.quantity import format_quantity
-from scheduler_core.models import Node
+from scheduler_core.models import HyperNode, Node
 from scheduler_core.node_usage import usage_by_node
 from scheduler_core.topology_domains import node_domain_labels
 from scheduler_core.topology_reads import Level, level_keys, topologies
+
+from .domain_sums import domain_sums, nodes_in
 
 GPU = "nvidia.com/gpu"
 #: A narrower level with more domains than this is drawn only inside the domain picked at a wider
@@ -72,16 +76,18 @@ def _node_rows(resource: str) -> list[_NodeRow]:
 
 
 def topology_view(params) -> dict:
-    """The heat maps, the names of the nodes the filter keeps in name order (``names``; None:
-    every node, no topology), each kept node's domain per level key (``where``) and the index of
-    each table column's level among them (``columns_at``: ``domain_list`` picks them for the
-    page's rows), and the filter's error (a ``FilterError``; then every node is kept).
+    """The heat maps; the nodes the filter keeps, in name order, to page (``nodes``: a QuerySet
+    of Node, or a list of names when summed in Python); the domain per level key of those kept
+    (``where``, by name: filled for a page by ``page_domains``) and the index of each table
+    column's level among them (``columns_at``: ``domain_list`` picks them for the page's rows);
+    and the filter's error (a ``FilterError``; then every node is kept).
 
     A level whose every domain holds a single node (the host level) gets no heat map: the node
     table is that map already. A level of more than MAX_CELLS domains below a wider one shows only
     the domains inside the picked one (its siblings when one of its own is picked). Free counts
     only ready, uncordoned nodes (what a gang could get); used and capacity count every node, as
-    the node bars do.
+    the node bars do. The sums are grouped in PostgreSQL (``domain_sums``), or, with Volcano
+    HyperNodes (a tree resolved in Python), summed in one pass over the nodes.
     """
     tops = topologies()
     keys = level_keys(tops)
@@ -92,21 +98,55 @@ def topology_view(params) -> dict:
     else:
         problem = None
     if not tops:
-        return {"maps": [], "names": None, "where": {}, "columns_at": [], "levels": [], "filter": None,
-                "error": problem}  # fmt: skip
+        return {"maps": [], "nodes": nodes_in(None, None), "where": {}, "keys": [], "columns_at": [],
+                "levels": [], "filter": None, "error": problem}  # fmt: skip
     resource = main_resource()
+    if HyperNode.objects.exists():
+        sums, placed, listing, where = _summed_in_python(keys, resource, chosen)
+    else:
+        sums, placed = domain_sums(keys, resource, chosen)
+        listing, where = nodes_in(*chosen) if chosen else nodes_in(None, None), {}
+    index = {key: i for i, key in enumerate(keys)}
+    maps = []
+    for name, levels in tops:
+        shown = []
+        for depth, level in enumerate(levels):
+            cells = sums[index[level.key]]
+            crowded = len(cells) > MAX_CELLS
+            inside = _inside(levels[:depth], index[level.key], chosen, index, placed) if crowded else None
+            shown.append(_level_map(level, cells, resource, chosen, inside))
+        maps.append({"topology": name, "levels": [m for m in shown if m is not None]})
+    # The table's domain columns: the levels that have a heat map, each once.
+    columns = list({lvl["key"]: lvl for m in maps for lvl in m["levels"]}.values())
+    return {
+        "maps": maps,
+        "nodes": listing,
+        "where": where,
+        "keys": keys,
+        "columns_at": [index[column["key"]] for column in columns],
+        "levels": columns,
+        "filter": chosen,
+        "error": problem,
+    }
+
+
+def _summed_in_python(keys: list[str], resource: str, chosen) -> tuple[list, list, list[str], dict]:
+    """``domain_sums``' figures from one pass over every node (their labels and HyperNodes), and
+    the names the filter keeps with each one's domains."""
     nodes = _node_rows(resource)
     labels = node_domain_labels(nodes)
     used = {name: amounts[resource] for name, amounts in usage_by_node(resource=resource).items()}
-    # One pass: per level (index in keys), per domain, [capacity, used, free, nodes]; and the
-    # domains (at every level) of the first node seen in each: where the domain sits.
+    # Per level (index in keys), per domain, [capacity, used, free, nodes]; and the domains (at
+    # every level) of the first node seen in each: where the domain sits.
     sums: list[dict[str, list[int]]] = [{} for _ in keys]
     placed: list[dict[str, list[str | None]]] = [{} for _ in keys]
-    where: list[list[str | None]] = []
+    where: dict[str, list[str | None]] = {}
+    at = keys.index(chosen[0]) if chosen else None
     for node in nodes:
         # ``domain_of`` is the label's value: read inline, 60,000 calls cost 100 ms at 20,000 nodes.
         domains = [*map(labels[node.name].get, keys)]
-        where.append(domains)
+        if at is None or domains[at] == chosen[1]:
+            where[node.name] = domains
         cap = int(node.capacity or 0)
         # Other schedulers' pods take room too (Kubernetes backend), as on the node bars.
         use = used.get(node.name, 0) + int(node.external or 0)
@@ -121,32 +161,16 @@ def topology_view(params) -> dict:
                 cell[1] += use
                 cell[2] += free
                 cell[3] += 1
-    index = {key: i for i, key in enumerate(keys)}
-    maps = []
-    for name, levels in tops:
-        shown = []
-        for depth, level in enumerate(levels):
-            cells = sums[index[level.key]]
-            crowded = len(cells) > MAX_CELLS
-            inside = _inside(levels[:depth], index[level.key], chosen, index, placed) if crowded else None
-            shown.append(_level_map(level, cells, resource, chosen, inside))
-        maps.append({"topology": name, "levels": [m for m in shown if m is not None]})
-    if chosen:
-        at = index[chosen[0]]
-        kept = [(node, where_) for node, where_ in zip(nodes, where, strict=True) if where_[at] == chosen[1]]
-    else:
-        kept = list(zip(nodes, where, strict=True))
-    # The table's domain columns: the levels that have a heat map, each once.
-    columns = list({lvl["key"]: lvl for m in maps for lvl in m["levels"]}.values())
-    return {
-        "maps": maps,
-        "names": [node.name for node, _ in kept],
-        "where": {node.name: domains for node, domains in kept},
-        "columns_at": [index[column["key"]] for column in columns],
-        "levels": columns,
-        "filter": chosen,
-        "error": problem,
-    }
+    return sums, placed, list(where), where
+
+
+def page_domains(topology: dict, nodes: list[Node]) -> None:
+    """Fill ``where`` for a page's nodes when the sums were grouped in SQL (no HyperNodes: a
+    node's domains are its labels, its name standing for a missing hostname)."""
+    missing = [node for node in nodes if node.name not in topology["where"]]
+    if missing:
+        labels, keys = node_domain_labels(missing, hypernodes=[]), topology["keys"]
+        topology["where"].update({node.name: [*map(labels[node.name].get, keys)] for node in missing})
 
 
 def domain_list(topology: dict, name: str) -> list[str | None]:

@@ -1,8 +1,9 @@
 """/nodes/: each node's allocatable and used resources as bars, and the gangs running on it; with
 a topology, a heat map per level and ``?level=&domain=`` narrowing the table to one domain.
 
-Paged in SQL (nodes by name, LIMIT/OFFSET), or out of the names the topology's one pass over the
-nodes kept (already in name order): the usage and gangs are read for the page's 100 nodes only."""
+Paged in SQL (nodes by name, LIMIT/OFFSET, narrowed to the filter's domain), or, with Volcano
+HyperNodes, out of the names the topology's one pass over the nodes kept (already in name order):
+the usage and gangs are read for the page's 100 nodes only."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dashboard.api.permissions import sees_all_gangs
 from scheduler_core.models import Node
 
 from . import selectors
-from .node_domains import domain_list, topology_view
+from .node_domains import domain_list, page_domains, topology_view
 
 PAGE_SIZE = 100
 
@@ -26,12 +27,12 @@ PAGE_SIZE = 100
 def node_list(request):
     user = request.user
     topology = topology_view(request.GET)
-    if topology["names"] is None:
-        page = Paginator(Node.objects.order_by("name"), PAGE_SIZE).get_page(request.GET.get("page"))
-        nodes = list(page.object_list)
-    else:
-        page = Paginator(topology["names"], PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(topology["nodes"], PAGE_SIZE).get_page(request.GET.get("page"))
+    if isinstance(topology["nodes"], list):  # names, kept by a pass over the nodes (HyperNodes)
         nodes = list(Node.objects.filter(name__in=page.object_list).order_by("name"))
+    else:
+        nodes = list(page.object_list)
+    page_domains(topology, nodes)
     # A submitter sees their own gangs on the nodes, as the API would show them.
     rows = selectors.node_rows(nodes, all_gangs=sees_all_gangs(user), submitter=user.get_username())
     for row in rows:

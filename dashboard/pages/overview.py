@@ -28,7 +28,7 @@ def overview(request):
             "counts": [(phase.value, counts.get(phase.value, 0)) for phase in GangPhase],
             "total": sum(counts.values()),
             "chart": charts.chart_data(
-                gangs=gangs,
+                submitter=None if sees_all_gangs(request.user) else request.user.get_username(),
                 counts=counts,
                 capacity=capacity,
                 used=used,

@@ -164,18 +164,32 @@ def resource_bars(capacity: dict, used: dict, resources=None) -> list[dict]:
     return bars
 
 
+_MAP = "CASE WHEN jsonb_typeof(n.{0}) = 'object' THEN n.{0} ELSE '{{}}'::jsonb END"
+#: Per resource: what schedulable nodes offer (``external`` false), and what other schedulers'
+#: pods take on any node (true: the Kubernetes backend's ``external_usage``).
+_NODE_TOTALS = f"""
+    SELECT r.key, SUM((r.value)::numeric) FILTER (WHERE n.ready AND NOT n.unschedulable), false
+      FROM {Node._meta.db_table} n CROSS JOIN LATERAL jsonb_each({_MAP.format("allocatable")}) r
+     WHERE jsonb_typeof(r.value) = 'number' GROUP BY r.key
+    UNION ALL
+    SELECT r.key, SUM((r.value)::numeric), true
+      FROM {Node._meta.db_table} n CROSS JOIN LATERAL jsonb_each({_MAP.format("external_usage")}) r
+     WHERE n.external_usage <> '{{}}'::jsonb AND jsonb_typeof(r.value) = 'number' GROUP BY r.key
+"""
+
+
 def cluster_totals() -> tuple[Counter, Counter]:
     """Capacity of schedulable nodes (ready, not cordoned) and use by bound active pods on any
     node (plus other schedulers' pods on a real cluster), per resource, as the API's cluster
     summary counts them. Use is the stored per-node usage: one aggregate over its rows, however
     many pods are bound."""
     capacity, used = Counter(), Counter()
-    for allocatable in Node.objects.filter(ready=True, unschedulable=False).values_list(
-        "allocatable", flat=True
-    ):
-        capacity.update(allocatable)
-    for external in Node.objects.exclude(external_usage={}).values_list("external_usage", flat=True):
-        used.update(external)  # other schedulers' pods (Kubernetes backend)
+    # Summed in PostgreSQL: 20,000 nodes' JSON maps read into Python took a third of the page.
+    with connection.cursor() as cursor:
+        cursor.execute(_NODE_TOTALS)
+        for resource, amount, external in cursor.fetchall():
+            if amount is not None:
+                (used if external else capacity)[resource] += int(amount)
     used.update(usage_total())
     used.pop("pods", None)
     return capacity, used

@@ -1,4 +1,5 @@
-"""The per-node usage triggers (0017) run without PostgreSQL's JIT compiler.
+"""The trigger functions over transition tables (0017's per-node usage, redefined by 0019 to keep
+the queue usage too, and 0019's gang-event minutes) run without PostgreSQL's JIT compiler.
 
 Why: PL/pgSQL plans a trigger's statement once per session and keeps the plan. The planner has
 no statistics on transition tables, so the update trigger's join of ``old_rows`` and
@@ -15,7 +16,15 @@ resets its attributes: it must say ``SET jit = off`` again (``NO_JIT`` below).
 
 from django.db import migrations
 
-FUNCTIONS = ("gangsched_node_usage_insert", "gangsched_node_usage_update", "gangsched_node_usage_delete")
+FUNCTIONS = (
+    "gangsched_node_usage_insert",
+    "gangsched_node_usage_update",
+    "gangsched_node_usage_delete",
+    "gangsched_queue_usage_gang",
+    "gangsched_event_minutes_insert",
+    "gangsched_event_minutes_delete",
+    "gangsched_event_minutes_update",
+)
 
 #: The clause a ``CREATE OR REPLACE FUNCTION`` of a member-table trigger function should carry.
 NO_JIT = "SET jit = off"
@@ -23,7 +32,7 @@ NO_JIT = "SET jit = off"
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("scheduler_core", "0018_bindintent"),
+        ("scheduler_core", "0019_page_tallies"),  # after 0019's CREATE OR REPLACE, which resets it
     ]
 
     operations = [

@@ -10,6 +10,8 @@
 - ``queues``: Queue (the tenant tree), LocalQueue, ResourceFlavor, QueueAccess (issue 19).
 - ``queue_history``: QueueSample, each queue's figures per minute (charts and metrics).
 - ``topology``: Topology (node-label levels) and Volcano's HyperNode tree (issue 20).
+- ``tallies``: QueueUsage (what each queue's pods request) and GangEventMinute (gang events per
+  minute), kept by triggers for the pages.
 
 Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
 ``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
@@ -30,6 +32,7 @@ from .lease import SchedulerLease
 from .priority import PriorityClass
 from .queue_history import QueueSample
 from .queues import LocalQueue, Queue, QueueAccess, ResourceFlavor
+from .tallies import GangEventMinute, QueueUsage
 from .topology import HyperNode, Topology
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "Gang",
     "GangEvent",
     "GangEventKind",
+    "GangEventMinute",
     "GangGroup",
     "HyperNode",
     "IntentState",
@@ -51,6 +55,7 @@ __all__ = [
     "Queue",
     "QueueAccess",
     "QueueSample",
+    "QueueUsage",
     "ResourceFlavor",
     "RestartPolicy",
     "SchedulerLease",

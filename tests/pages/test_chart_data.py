@@ -7,7 +7,6 @@ import pytest
 from django.db.models import F
 from django.utils import timezone
 
-from dashboard.api.selectors import gang_visible
 from dashboard.pages.charts import chart_data, chart_now, usage_changes_by_minute
 from dashboard.pages.selectors import cluster_totals
 from scheduler_core.models import GangEvent, Member, SchedulingCycle, UsageMinute
@@ -33,7 +32,7 @@ def test_it_rebuilds_utilisation_and_gang_counts_backwards(olga):
     capacity, used = cluster_totals()
 
     data = chart_data(
-        gangs=gang_visible(user=olga), counts={"Running": 1}, capacity=capacity + Counter(cpu=16000),
+        submitter=None, counts={"Running": 1}, capacity=capacity + Counter(cpu=16000),
         used=used, changes=usage_changes_by_minute(now=now), now=now,
     )  # fmt: skip
 
@@ -61,7 +60,7 @@ def test_finished_pods_held_their_room_before_they_finished(olga):
     capacity, used = cluster_totals()
 
     data = chart_data(
-        gangs=gang_visible(user=olga), counts={}, capacity=capacity + Counter(cpu=16000), used=used,
+        submitter=None, counts={}, capacity=capacity + Counter(cpu=16000), used=used,
         changes=usage_changes_by_minute(now=now), now=now,
     )  # fmt: skip
 
@@ -86,7 +85,7 @@ def test_pending_demand_is_the_last_cycle_of_each_minute_carried_forward(olga):
 
     now = chart_now(NOW)
     data = chart_data(
-        gangs=gang_visible(user=olga), counts={}, capacity=Counter({"cpu": 16000, "nvidia.com/gpu": 8}),
+        submitter=None, counts={}, capacity=Counter({"cpu": 16000, "nvidia.com/gpu": 8}),
         used=Counter(), changes=usage_changes_by_minute(now=now), now=now,
     )  # fmt: skip
 
@@ -107,7 +106,7 @@ def test_pending_demand_is_the_last_cycle_of_each_minute_carried_forward(olga):
 def test_no_cycle_at_all_is_no_demand(olga):
     now = chart_now(NOW)
     data = chart_data(
-        gangs=gang_visible(user=olga), counts={}, capacity=Counter({"cpu": 16000}), used=Counter(),
+        submitter=None, counts={}, capacity=Counter({"cpu": 16000}), used=Counter(),
         changes=usage_changes_by_minute(now=now), now=now,
     )  # fmt: skip
 

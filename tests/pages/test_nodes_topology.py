@@ -235,3 +235,48 @@ def test_the_demo_fleet_shows_its_racks_and_blocks(as_olga):
     ]  # fmt: skip
     assert found[(RACK, "gpu-rack-01")]["aria"] == "rack gpu-rack-01: 32 free, 0 used of 32 GPUs, 4 nodes"
     assert found[(RACK, "cpu-rack-01")]["aria"] == "rack cpu-rack-01: no GPUs, 4 nodes"
+
+
+def test_the_sums_grouped_in_sql_are_those_of_the_pass_over_the_nodes():
+    """``domain_sums`` (PostgreSQL) and the pass over every node (used with Volcano HyperNodes)
+    give the same cells and the same domains above each, cordoned, external and unlabelled
+    nodes included; the hostname level is left out unless a label renames a node."""
+    from dashboard.pages.domain_sums import domain_sums
+    from dashboard.pages.node_domains import _summed_in_python
+
+    fleet()
+    bind(make_gang("ml", "train", pods=3), ["r0-n0", "r0-n1", "r2-n0"], gpus=6)
+    Node.objects.filter(name="r3-n1").update(unschedulable=True)
+    Node.objects.filter(name="r1-n0").update(ready=False, external_usage={"nvidia.com/gpu": 2})
+    Node.objects.create(name="loose", allocatable={"nvidia.com/gpu": 4})  # in no block or rack
+    keys = [BLOCK, RACK, HOST]
+    python_sums, python_placed, _, _ = _summed_in_python(keys, "nvidia.com/gpu", None)
+    sums, placed = domain_sums(keys, "nvidia.com/gpu", None)
+    assert sums[:2] == python_sums[:2] and placed[:2] == python_placed[:2]
+    assert sums[2] == {} and all(n == 1 for *_, n in python_sums[2].values())
+    Node.objects.filter(name="r0-n1").update(labels={BLOCK: "b0", RACK: "r0", HOST: "r0-n0"})
+    python_sums, python_placed, _, _ = _summed_in_python(keys, "nvidia.com/gpu", None)
+    assert domain_sums(keys, "nvidia.com/gpu", None) == (python_sums, python_placed)
+    assert python_sums[2]["r0-n0"][3] == 2  # two nodes say they are host r0-n0: a map is drawn
+
+
+def test_with_volcano_hypernodes_the_page_sums_in_python_and_still_filters(as_olga):
+    """HyperNodes name no label (their tree is resolved in Python): the page draws their tiers'
+    heat map from one pass over the nodes, and a HyperNode's cell narrows the table to its nodes."""
+    from scheduler_core.models import HyperNode
+    from scheduler_core.topology_domains import HYPERNODE_TOPOLOGY, hypernode_label
+
+    fleet()
+    bind(make_gang("ml", "train", pods=2), ["r0-n0", "r0-n1"], gpus=8)
+    exact = lambda name: {"type": "Node", "selector": {"exactMatch": {"name": name}}}  # noqa: E731
+    HyperNode.objects.create(name="hn-a", tier=1, members=[exact("r0-n0"), exact("r0-n1"), exact("r1-n0")])
+    HyperNode.objects.create(name="hn-b", tier=1, members=[exact("r2-n0"), exact("r2-n1")])
+    tier = hypernode_label(1)
+    Topology.objects.create(name=HYPERNODE_TOPOLOGY, levels=[tier])  # a level the page draws
+
+    found = cells(as_olga.get("/nodes/").content.decode())
+    hn_a = found[(tier, "hn-a")]
+    assert (hn_a["used"], hn_a["capacity"], hn_a["nodes"]) == ("16", "24", "3")
+    assert found[(RACK, "r0")]["used"] == "16"  # the label levels are summed in the same pass
+    picked = as_olga.get("/nodes/", {"level": tier, "domain": "hn-a"})
+    assert node_rows(picked.content.decode()) == ["r0-n0", "r0-n1", "r1-n0"]

@@ -1,5 +1,6 @@
-"""The per-node usage the database keeps (migration 0017's triggers, scheduler_core/node_usage.py)
-stays equal to a fresh sum over the members through every way a pod starts or stops holding its
+"""The per-node usage the database keeps (migration 0017's triggers, scheduler_core/node_usage.py),
+and the per-queue usage the same triggers keep (0019, scheduler_core/tallies.py), stay equal to a
+fresh sum over the members through every way a pod starts or stops holding its
 node: binds, finishes, evictions, failures, kills, pod, gang and node deletion, bulk
 inserts and hand-written updates; and drift, made by hand, is found and repaired."""
 
@@ -25,17 +26,20 @@ from scheduler_core.services.kubelet import kubelet_tick
 from scheduler_core.services.lifecycle import failures_handle
 from scheduler_core.services.nodes import node_remove
 from scheduler_core.services.operator import gang_kill
+from scheduler_core.tallies import queue_charges, queue_charges_from_members, queue_drift
 from tests.loop.factories import GI, make_gang, make_nodes
 
 pytestmark = pytest.mark.django_db
 
 
 def in_step() -> dict:
-    """The stored usage, checked against the members before and after folding its rows."""
-    stored = usage_by_node()
-    assert stored == usage_from_members()
+    """The stored usage, checked against the members before and after folding its rows; the
+    queues' too (migration 0019: the same triggers keep them)."""
+    stored, queues = usage_by_node(), queue_charges()
+    assert stored == usage_from_members() and queues == queue_charges_from_members()
     usage_compact()
     assert usage_by_node() == stored and usage_drift() == {}
+    assert queue_charges() == queues and queue_drift() == {}
     return stored
 
 
@@ -148,13 +152,13 @@ def test_drift_made_by_hand_is_found_and_repaired(capsys):
     NodeUsage.objects.create(node="n0", resource="cpu", amount=999)
     NodeUsage.objects.create(node="ghost", resource="pods", amount=3)
     assert set(usage_drift()) == {"n0", "ghost"}
-    with pytest.raises(CommandError, match="2 node\\(s\\) drifted"):
+    with pytest.raises(CommandError, match="2 node\\(s\\) and 0 queue charge\\(s\\) drifted"):
         call_command("node_usage")
     call_command("node_usage", "--repair")
     assert "node n0: stored cpu 2999m" in capsys.readouterr().out
     assert usage_by_node() == truth and usage_drift() == {}
     call_command("node_usage")
-    assert "matches the members" in capsys.readouterr().out
+    assert "match the members" in capsys.readouterr().out
     assert usage_repair() == 3  # cpu, memory, pods of n0
 
 

@@ -1,0 +1,172 @@
+"""Reads and upkeep of the sums the database keeps for the pages (``QueueUsage`` and
+``GangEventMinute``, migration 0019), as ``node_usage`` does for the nodes: reads that cost what
+the queues and minutes are, not what the pods and events are.
+
+The triggers append a row per key each statement changed; ``tallies_compact`` (run by the timeout
+sweep with ``usage_compact``, under the same lock) folds each key's rows into one and ages the
+minutes out. ``queue_drift`` and ``tallies_repair`` compare with, and rebuild from, the members and
+events (``manage.py node_usage [--repair]``): the triggers leave no drift, but a restored dump, a
+disabled trigger or a hand edit could.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from datetime import datetime
+
+from django.db import connection, transaction
+
+from scheduler_core.models import Gang, GangEvent, GangEventMinute, Member, QueueUsage
+from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.models.tallies import POD_COUNT
+
+_QUEUES = QueueUsage._meta.db_table
+_EVENT_MINUTES = GangEventMinute._meta.db_table
+_MEMBER, _GANG, _EVENT = Member._meta.db_table, Gang._meta.db_table, GangEvent._meta.db_table
+#: pg_try_advisory_xact_lock key of the compaction (``node_usage.usage_compact``, which folds
+#: these tables too, and the repairs): "nodeuse" in ASCII, as a bigint.
+COMPACT_LOCK = 0x6E6F6465757365
+#: How long the event minutes are kept: the overview charts the last hour.
+MINUTES_KEPT = "2 hours"
+_REQUESTS = "CASE WHEN jsonb_typeof(m.requests) = 'object' THEN m.requests ELSE '{}'::jsonb END"
+
+#: Each queue's charges summed from scratch: what the stored rows must add up to.
+_QUEUES_FROM_MEMBERS = f"""
+    SELECT namespace, queue, bound, resource, SUM(amount) FROM (
+        SELECT m.namespace, COALESCE(g.queue, m.queue) AS queue, m.node IS NOT NULL AS bound,
+               r.key AS resource, trunc((r.value)::numeric) AS amount
+          FROM {_MEMBER} m LEFT JOIN {_GANG} g ON g.id = m.gang_id
+         CROSS JOIN LATERAL jsonb_each({_REQUESTS}) r
+         WHERE m.phase = ANY(%s) AND jsonb_typeof(r.value) = 'number'
+        UNION ALL
+        SELECT m.namespace, COALESCE(g.queue, m.queue), m.node IS NOT NULL, '', 1
+          FROM {_MEMBER} m LEFT JOIN {_GANG} g ON g.id = m.gang_id
+         WHERE m.phase = ANY(%s)
+    ) d
+    GROUP BY namespace, queue, bound, resource
+    HAVING SUM(amount) <> 0
+"""
+_MINUTES_FROM_EVENTS = f"""
+    SELECT date_trunc('minute', e.created), COALESCE(g.submitter, ''), e.kind, COUNT(*)
+      FROM {_EVENT} e LEFT JOIN {_GANG} g ON g.id = e.gang_id
+     WHERE e.created >= now() - interval '{MINUTES_KEPT}'
+     GROUP BY 1, 2, 3
+"""
+
+QueueKey = tuple[str, str, bool]  # (namespace, declared queue, bound)
+
+
+def _charges(sql: str, params: list) -> dict[QueueKey, Counter]:
+    charges: dict[QueueKey, Counter] = defaultdict(Counter)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for namespace, queue, bound, resource, amount in cursor.fetchall():
+            if amount:
+                charges[(namespace, queue, bound)][resource] += int(amount)
+    return dict(charges)
+
+
+def queue_charges() -> dict[QueueKey, Counter]:
+    """What the active pods request per (namespace, declared queue, bound), per resource, and
+    their number under ``POD_COUNT``: one aggregate over the stored rows."""
+    sql = f"SELECT namespace, queue, bound, resource, SUM(amount) FROM {_QUEUES} GROUP BY 1, 2, 3, 4"
+    return _charges(sql, [])
+
+
+def queue_charges_from_members() -> dict[QueueKey, Counter]:
+    """The same, summed afresh from the members (a scan of every active pod: for checks)."""
+    phases = list(ACTIVE_MEMBER_PHASES)
+    return _charges(_QUEUES_FROM_MEMBERS, [phases, phases])
+
+
+def queue_drift() -> dict[QueueKey, tuple[Counter, Counter]]:
+    """Keys whose stored charges differ from the members': ``{key: (stored, from members)}``."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost:  # one snapshot for both reads, as usage_drift
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        stored, truth = queue_charges(), queue_charges_from_members()
+    return {
+        key: (stored.get(key, Counter()), truth.get(key, Counter()))
+        for key in sorted(set(stored) | set(truth))
+        if +stored.get(key, Counter()) != +truth.get(key, Counter())
+    }
+
+
+def tallies_repair() -> int:
+    """Rebuild the queue rows from the members and the event minutes from the events, each in
+    one statement (one snapshot); the rows written. Not while a sweep folds (its lock)."""
+    phases = list(ACTIVE_MEMBER_PHASES)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [COMPACT_LOCK])
+        cursor.execute(
+            f"WITH gone AS (DELETE FROM {_QUEUES}) "
+            f"INSERT INTO {_QUEUES} (namespace, queue, bound, resource, amount) {_QUEUES_FROM_MEMBERS}",
+            [phases, phases],
+        )
+        rows = cursor.rowcount
+        cursor.execute(
+            f"WITH gone AS (DELETE FROM {_EVENT_MINUTES}) "
+            f"INSERT INTO {_EVENT_MINUTES} (minute, submitter, kind, n) {_MINUTES_FROM_EVENTS}"
+        )
+        return rows + cursor.rowcount
+
+
+def tallies_compact(cursor) -> None:
+    """Fold each key's rows into one (dropping those summing to zero) and age the event minutes
+    out; run by ``usage_compact`` inside its transaction, holding its lock."""
+    keys = "namespace, queue, bound, resource"
+    cursor.execute(
+        f"""
+        WITH folded AS (
+            SELECT {keys} FROM {_QUEUES} GROUP BY {keys} HAVING COUNT(*) > 1 OR SUM(amount) = 0
+        ), gone AS (
+            DELETE FROM {_QUEUES} u USING folded f
+             WHERE u.namespace = f.namespace AND u.queue = f.queue AND u.bound = f.bound
+               AND u.resource = f.resource
+         RETURNING u.namespace, u.queue, u.bound, u.resource, u.amount
+        )
+        INSERT INTO {_QUEUES} ({keys}, amount)
+        SELECT {keys}, SUM(amount) FROM gone GROUP BY {keys} HAVING SUM(amount) <> 0
+        """
+    )
+    cursor.execute(f"DELETE FROM {_EVENT_MINUTES} WHERE minute < now() - interval '{MINUTES_KEPT}'")
+    keys = "minute, submitter, kind"
+    cursor.execute(
+        f"""
+        WITH folded AS (
+            SELECT {keys} FROM {_EVENT_MINUTES} GROUP BY {keys} HAVING COUNT(*) > 1 OR SUM(n) = 0
+        ), gone AS (
+            DELETE FROM {_EVENT_MINUTES} u USING folded f
+             WHERE u.minute = f.minute AND u.submitter = f.submitter AND u.kind = f.kind
+         RETURNING u.minute, u.submitter, u.kind, u.n
+        )
+        INSERT INTO {_EVENT_MINUTES} ({keys}, n)
+        SELECT {keys}, SUM(n) FROM gone GROUP BY {keys} HAVING SUM(n) <> 0
+        """
+    )
+
+
+def event_counts(*, since: datetime, kinds, submitter: str | None = None) -> list[tuple[datetime, str, int]]:
+    """(minute, kind, events) for the minutes from ``since`` on, of ``kinds``, of the gangs of
+    ``submitter`` (None: every gang's)."""
+    sql = f"SELECT minute, kind, SUM(n) FROM {_EVENT_MINUTES} WHERE minute >= %s AND kind = ANY(%s)"
+    params: list = [since, list(kinds)]
+    if submitter is not None:
+        sql += " AND submitter = %s"
+        params.append(submitter)
+    with connection.cursor() as cursor:
+        cursor.execute(sql + " GROUP BY minute, kind", params)
+        return [(minute, kind, int(n)) for minute, kind, n in cursor.fetchall() if n]
+
+
+__all__ = [
+    "COMPACT_LOCK",
+    "POD_COUNT",
+    "event_counts",
+    "queue_charges",
+    "queue_drift",
+    "tallies_compact",
+    "tallies_repair",
+]
