@@ -30,7 +30,9 @@ class SyncChainASGIHandler(ASGIHandler):
 
     A gang read the API's read cache holds for a token it knows is answered before any of this,
     in the event loop, with the bytes and headers Django sent for the same question
-    (dashboard/api/cached_reads.py: ``fast_answer``); anything else goes to Django.
+    (dashboard/api/cached_reads.py: ``fast_key``); a miss of a key another request is computing
+    waits for that computation instead of computing it again (dashboard/api/coalesce.py);
+    anything else goes to Django.
     """
 
     KEEP_IDLE_THREADS = 32
@@ -46,6 +48,7 @@ class SyncChainASGIHandler(ASGIHandler):
         super().__init__()
         self._idle: list[ThreadPoolExecutor] = []
         self._running: tuple[asyncio.AbstractEventLoop, dict[bool, asyncio.Semaphore]] | None = None
+        self._misses = Misses()
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
@@ -54,12 +57,19 @@ class SyncChainASGIHandler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":  # as Django's
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        cached = fast_answer(scope)
-        if cached is not None:  # what Django answered the same question (dashboard/api/cached_reads.py)
+        key = fast_key(scope)
+        if key is None:
+            async with self._slots(reading=scope.get("method") in ("GET", "HEAD")):
+                await self._run_in_thread(scope, receive, send)
+            return
+        generation = read_cache.generation(key[0])
+        # What Django answered the same question (dashboard/api/cached_reads.py), or is answering.
+        cached = read_cache.lookup_at(key, generation) or await self._misses.wait(key, generation)
+        if cached is not None:
             await send({"type": "http.response.start", "status": cached.status, "headers": cached.headers})
             await send({"type": "http.response.body", "body": cached.body})
             return
-        async with self._slots(reading=scope.get("method") in ("GET", "HEAD")):
+        async with self._misses.computing(key, generation), self._slots(reading=True):
             await self._run_in_thread(scope, receive, send)
 
     def _slots(self, *, reading: bool) -> asyncio.Semaphore:
@@ -87,7 +97,9 @@ class SyncChainASGIHandler(ASGIHandler):
 # Initialise Django (the app registry) before importing anything that imports models.
 django.setup(set_prefix=False)
 
-from dashboard.api.cached_reads import fast_answer  # noqa: E402
+from dashboard.api import read_cache  # noqa: E402
+from dashboard.api.cached_reads import fast_key  # noqa: E402
+from dashboard.api.coalesce import Misses  # noqa: E402
 
 django_asgi_app = SyncChainASGIHandler()
 

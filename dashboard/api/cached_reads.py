@@ -12,9 +12,10 @@ scheme and proxy headers, with the same ``Accept``, by a user of the same scope.
 - ``StoreMiddleware``, first in ``MIDDLEWARE`` so it sees the final headers every other
   middleware added, stores a marked 200 in JSON that sets no cookie (never the browsable API's
   HTML, which shows who is signed in and their CSRF token).
-- ``fast_answer`` is asked by the ASGI handler (gangsched/asgi.py) before Django runs: a GET with
+- ``fast_key`` is asked by the ASGI handler (gangsched/asgi.py) before Django runs: a GET with
   a token the token cache holds, of a user whose scope the view remembered, is answered from the
-  cache in the event loop, with the stored headers and body: what Django would have sent.
+  cache in the event loop, with the stored headers and body: what Django would have sent. On a
+  miss, concurrent requests for the same key share one computation (coalesce.py).
 """
 
 from __future__ import annotations
@@ -130,10 +131,10 @@ class StoreMiddleware:
         return response
 
 
-def fast_answer(scope: dict) -> read_cache.Entry | None:
-    """The cached answer to an ASGI request, when it may be given without Django: a GET under
-    ``PREFIX`` with ``Authorization: Token <key>`` whose token the token cache holds (the user
-    active), of a user whose scope is remembered. Anything else: None, and Django answers."""
+def fast_key(scope: dict) -> tuple | None:
+    """The read cache's key of an ASGI request, when it may be answered without Django: a GET
+    under ``PREFIX`` with ``Authorization: Token <key>`` whose token the token cache holds (the
+    user active), of a user whose scope is remembered. Anything else: None, and Django answers."""
     if scope.get("method") != "GET" or not scope.get("path", "").startswith(PREFIX):
         return None
     if not read_cache.active():
@@ -155,11 +156,16 @@ def fast_answer(scope: dict) -> read_cache.Entry | None:
     user_scope_name = read_cache.scope_recall(token_key, authentication.now())
     if user_scope_name is None:
         return None
-    key = key_of(
+    return key_of(
         user_scope_name,
         scope.get("scheme", "http"),
         scope["path"],
         scope.get("query_string", b""),
         scope.get("headers", ()),
     )
-    return read_cache.lookup(key)
+
+
+def fast_answer(scope: dict) -> read_cache.Entry | None:
+    """The cached answer to an ASGI request (``fast_key``), or None: Django answers."""
+    key = fast_key(scope)
+    return None if key is None else read_cache.lookup(key)

@@ -87,6 +87,17 @@ def lookup(key: tuple) -> Entry | None:
     return entry
 
 
+def lookup_at(key: tuple, generation: tuple) -> Entry | None:
+    """The entry for ``key`` if it was stored under ``generation`` (coalesce.py: what a request
+    that arrived at ``generation`` may be answered)."""
+    if not active():
+        return None
+    entry = _state.entries.get(key)
+    if entry is None or entry.generation != generation:
+        return None
+    return entry
+
+
 def store(key: tuple, entry: Entry) -> None:
     if not active():
         return
