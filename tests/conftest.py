@@ -9,6 +9,12 @@ import pytest
 import redis
 from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
+from hypothesis import settings as hypothesis_settings
+
+# Hypothesis's per-example deadline (200 ms) is a timing assertion: on a loaded 2-core machine a
+# database round trip can exceed it. No test here asserts a time, so none has a deadline.
+hypothesis_settings.register_profile("gangsched", deadline=None)
+hypothesis_settings.load_profile("gangsched")
 
 
 @pytest.fixture
