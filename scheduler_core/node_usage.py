@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 from scheduler_core.models import Member, NodeUsage, UsageMinute
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-from scheduler_core.tallies import COMPACT_LOCK, tallies_compact
+from scheduler_core.tallies import COMPACT_LOCK, fold_rows, tallies_compact
 
 _USAGE = NodeUsage._meta.db_table
 _MINUTES = UsageMinute._meta.db_table
@@ -128,39 +128,9 @@ def usage_compact() -> int:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [COMPACT_LOCK])
         if not cursor.fetchone()[0]:
             return 0
-        cursor.execute(
-            f"""
-            WITH folded AS (
-                SELECT node, resource FROM {_USAGE} GROUP BY node, resource
-                HAVING COUNT(*) > 1 OR SUM(amount) = 0
-            ), gone AS (
-                DELETE FROM {_USAGE} u USING folded f
-                 WHERE u.node = f.node AND u.resource = f.resource
-             RETURNING u.node, u.resource, u.amount
-            ), kept AS (
-                INSERT INTO {_USAGE} (node, resource, amount)
-                SELECT node, resource, SUM(amount) FROM gone GROUP BY node, resource
-                HAVING SUM(amount) <> 0
-            )
-            SELECT COUNT(*) FROM gone
-            """
-        )
-        folded = cursor.fetchone()[0]
+        folded = fold_rows(cursor, _USAGE, ("node", "resource"), "amount")
         cursor.execute(f"DELETE FROM {_MINUTES} WHERE minute < now() - interval '{MINUTES_KEPT}'")
-        cursor.execute(
-            f"""
-            WITH folded AS (
-                SELECT minute, resource FROM {_MINUTES} GROUP BY minute, resource HAVING COUNT(*) > 1
-            ), gone AS (
-                DELETE FROM {_MINUTES} u USING folded f
-                 WHERE u.minute = f.minute AND u.resource = f.resource
-             RETURNING u.minute, u.resource, u.amount
-            )
-            INSERT INTO {_MINUTES} (minute, resource, amount)
-            SELECT minute, resource, SUM(amount) FROM gone GROUP BY minute, resource
-            HAVING SUM(amount) <> 0
-            """
-        )
+        fold_rows(cursor, _MINUTES, ("minute", "resource"), "amount", lone_zeros=False)
         tallies_compact(cursor)
         return folded
 

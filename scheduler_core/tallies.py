@@ -113,39 +113,37 @@ def tallies_repair() -> int:
         return rows + cursor.rowcount
 
 
+def fold_rows(cursor, table: str, keys: tuple[str, ...], amount: str, *, lone_zeros: bool = True) -> int:
+    """Fold the rows of ``table`` that share ``keys`` into one row holding their summed
+    ``amount``, dropping sums of zero; with ``lone_zeros`` a single row of zero goes too.
+    The triggers append a row per change and the readers sum them: folding keeps the tables
+    as small as their keys. Returns how many rows were folded away or dropped."""
+    columns = ", ".join(keys)
+    folds = "HAVING COUNT(*) > 1" + (f" OR SUM({amount}) = 0" if lone_zeros else "")
+    cursor.execute(
+        f"""
+        WITH folded AS (
+            SELECT {columns} FROM {table} GROUP BY {columns} {folds}
+        ), gone AS (
+            DELETE FROM {table} u USING folded f
+             WHERE {" AND ".join(f"u.{key} = f.{key}" for key in keys)}
+         RETURNING {", ".join(f"u.{key}" for key in (*keys, amount))}
+        ), kept AS (
+            INSERT INTO {table} ({columns}, {amount})
+            SELECT {columns}, SUM({amount}) FROM gone GROUP BY {columns} HAVING SUM({amount}) <> 0
+        )
+        SELECT COUNT(*) FROM gone
+        """
+    )
+    return cursor.fetchone()[0]
+
+
 def tallies_compact(cursor) -> None:
     """Fold each key's rows into one (dropping those summing to zero) and age the event minutes
     out; run by ``usage_compact`` inside its transaction, holding its lock."""
-    keys = "namespace, queue, bound, resource"
-    cursor.execute(
-        f"""
-        WITH folded AS (
-            SELECT {keys} FROM {_QUEUES} GROUP BY {keys} HAVING COUNT(*) > 1 OR SUM(amount) = 0
-        ), gone AS (
-            DELETE FROM {_QUEUES} u USING folded f
-             WHERE u.namespace = f.namespace AND u.queue = f.queue AND u.bound = f.bound
-               AND u.resource = f.resource
-         RETURNING u.namespace, u.queue, u.bound, u.resource, u.amount
-        )
-        INSERT INTO {_QUEUES} ({keys}, amount)
-        SELECT {keys}, SUM(amount) FROM gone GROUP BY {keys} HAVING SUM(amount) <> 0
-        """
-    )
+    fold_rows(cursor, _QUEUES, ("namespace", "queue", "bound", "resource"), "amount")
     cursor.execute(f"DELETE FROM {_EVENT_MINUTES} WHERE minute < now() - interval '{MINUTES_KEPT}'")
-    keys = "minute, submitter, kind"
-    cursor.execute(
-        f"""
-        WITH folded AS (
-            SELECT {keys} FROM {_EVENT_MINUTES} GROUP BY {keys} HAVING COUNT(*) > 1 OR SUM(n) = 0
-        ), gone AS (
-            DELETE FROM {_EVENT_MINUTES} u USING folded f
-             WHERE u.minute = f.minute AND u.submitter = f.submitter AND u.kind = f.kind
-         RETURNING u.minute, u.submitter, u.kind, u.n
-        )
-        INSERT INTO {_EVENT_MINUTES} ({keys}, n)
-        SELECT {keys}, SUM(n) FROM gone GROUP BY {keys} HAVING SUM(n) <> 0
-        """
-    )
+    fold_rows(cursor, _EVENT_MINUTES, ("minute", "submitter", "kind"), "n")
 
 
 def event_counts(*, since: datetime, kinds, submitter: str | None = None) -> list[tuple[datetime, str, int]]:
@@ -163,6 +161,7 @@ def event_counts(*, since: datetime, kinds, submitter: str | None = None) -> lis
 
 __all__ = [
     "COMPACT_LOCK",
+    "fold_rows",
     "POD_COUNT",
     "event_counts",
     "queue_charges",
