@@ -8,6 +8,7 @@ tests/security/test_read_cache_scopes.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import pytest
@@ -56,9 +57,9 @@ async def test_a_miss_waits_for_the_computation_of_its_key_and_gets_its_entry(ca
     assert await misses.wait(KEY, generation) is None  # nothing runs any more: no wait
 
 
-async def test_a_miss_at_another_generation_does_not_wait(cache_connected):
-    misses = coalesce.Misses()
-    generation = read_cache.generation("u:alice")
+@contextlib.asynccontextmanager
+async def computing_meanwhile(misses: coalesce.Misses, generation: tuple):
+    """Another request computing KEY at ``generation`` for as long as the block runs."""
     release = asyncio.Event()
 
     async def compute():
@@ -67,10 +68,18 @@ async def test_a_miss_at_another_generation_does_not_wait(cache_connected):
 
     computing = asyncio.create_task(compute())
     await asyncio.sleep(0)
-    read_cache.changed("alice")  # a change arrived: later requests must see it
-    assert await asyncio.wait_for(misses.wait(KEY, read_cache.generation("u:alice")), 0.5) is None
-    release.set()
-    await computing
+    try:
+        yield
+    finally:
+        release.set()
+        await computing
+
+
+async def test_a_miss_at_another_generation_does_not_wait(cache_connected):
+    misses = coalesce.Misses()
+    async with computing_meanwhile(misses, read_cache.generation("u:alice")):
+        read_cache.changed("alice")  # a change arrived: later requests must see it
+        assert await asyncio.wait_for(misses.wait(KEY, read_cache.generation("u:alice")), 0.5) is None
 
 
 async def test_an_entry_stored_at_a_newer_generation_is_not_given_to_an_older_waiter(cache_connected):
@@ -99,17 +108,8 @@ async def test_waiting_is_bounded(cache_connected, monkeypatch):
     monkeypatch.setattr(coalesce, "WAIT_S", 0.05)
     misses = coalesce.Misses()
     generation = read_cache.generation("u:alice")
-    release = asyncio.Event()
-
-    async def compute():
-        async with misses.computing(KEY, generation):
-            await release.wait()
-
-    computing = asyncio.create_task(compute())
-    await asyncio.sleep(0)
-    assert await asyncio.wait_for(misses.wait(KEY, generation), 1.0) is None
-    release.set()
-    await computing
+    async with computing_meanwhile(misses, generation):
+        assert await asyncio.wait_for(misses.wait(KEY, generation), 1.0) is None
 
 
 @pytest.mark.django_db(transaction=True)
