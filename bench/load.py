@@ -32,7 +32,9 @@ latencies and throughput (a freshly started server's first requests: imports, co
 filling); their errors still count, and the JSON lists them under ``warmup``.
 
 Reported per kind (read, submit): requests, throughput, latency p50/p90/p99/max and errors
-(anything but 200/201, and connection failures), and a ``timeline`` of latency per 10 s; the
+(anything but 200/201, and connection failures), a ``timeline`` of latency per 10 s, and
+``by_cache``: the requests and latency per way the server answered (its ``X-Cache`` header: ``hit``,
+``stale``, ``coalesced``, ``miss``; ``none`` when Django answered without the fast path); the
 load average before and after (the server, its worker and this script share the machine).
 Targets: zero errors, read p99 under 200 ms. Nothing asserts; the script prints a table and
 writes JSON. ``seconds`` runs until the last client stops, so with ``--think`` it includes up
@@ -120,6 +122,9 @@ class Tally:
     sent_at: list[float] = field(default_factory=list)  # seconds since the start, per request
     statuses: Counter = field(default_factory=Counter)
     failures: Counter = field(default_factory=Counter)  # exceptions by type
+    # Latencies by how the server answered (its X-Cache header: hit, stale, coalesced, miss; none:
+    # a read Django answered without the fast path, e.g. a token the token cache no longer held).
+    by_cache: dict[str, list[float]] = field(default_factory=dict)
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -182,6 +187,9 @@ async def client(
                 async with session.request(method, path, json=body) as response:
                     await response.read()
                     tally.statuses[response.status] += 1
+                    how = response.headers.get("X-Cache", "none")
+                    ms = (time.perf_counter() - started) * 1000
+                    tally.by_cache.setdefault(how, []).append(ms)
             except (aiohttp.ClientError, TimeoutError) as error:
                 tally.failures[type(error).__name__] += 1
                 continue
@@ -228,6 +236,14 @@ def summary(tally: Tally, seconds: float, ok: int) -> dict:
             "max": round(max(tally.latencies_ms, default=0.0), 1),
         },
         "timeline": timeline(tally, seconds),
+        "by_cache": {
+            how: {
+                "requests": len(values),
+                "p50_ms": round(percentile(values, 0.50), 1),
+                "p99_ms": round(percentile(values, 0.99), 1),
+            }
+            for how, values in sorted(tally.by_cache.items())
+        },
     }
 
 
@@ -295,6 +311,9 @@ def main() -> None:
         row, latency = result[kind], result[kind]["latency_ms"]
         values = (row["requests"], row["per_second"], *latency.values(), row["errors"])
         print(f"{kind:<8}" + "".join(f"{value:>10}" for value in values))
+    for how, row in result["read"]["by_cache"].items():
+        share = 100 * row["requests"] / max(1, result["read"]["requests"])
+        print(f"  read {how:<7} {share:5.1f}%  p50 {row['p50_ms']:>7} ms  p99 {row['p99_ms']:>7} ms")
     met = result["meets_targets"]
     print(f"total {result['per_second']} req/s, {result['errors']} errors; targets met: {met}")
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")

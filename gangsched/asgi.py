@@ -30,25 +30,32 @@ class SyncChainASGIHandler(ASGIHandler):
 
     A gang read the API's read cache holds for a token it knows is answered before any of this,
     in the event loop, with the bytes and headers Django sent for the same question
-    (dashboard/api/cached_reads.py: ``fast_key``); a miss of a key another request is computing
-    waits for that computation instead of computing it again (dashboard/api/coalesce.py);
-    anything else goes to Django.
+    (dashboard/api/cached_reads.py: ``fast_key``); so is an answer only the scheduler's progress
+    made stale, for a second at most, while Django recomputes it in the background
+    (dashboard/api/read_cache.py); a miss of a key another request is computing waits for that
+    computation instead of computing it again (dashboard/api/coalesce.py); anything else goes to
+    Django.
     """
 
     KEEP_IDLE_THREADS = 32
-    #: Requests running Django at once in this process, reads (GET, HEAD) and writes counted
-    #: apart; the others wait in the event loop. More threads only queue for the GIL and the
-    #: database pool and slow down the event loop, which answers cached reads without a thread;
-    #: and writes (slow under load: each commit waits for the disk) never take every slot, so a
-    #: read the cache cannot answer does not wait behind a queue of submissions.
-    MAX_READING = 8
-    MAX_WRITING = 6
+    #: Requests running Django at once in this process, reads (GET, HEAD), writes and background
+    #: recomputations of stale entries counted apart; the others wait in the event loop. More
+    #: threads only queue for the GIL: a thread back from the database waits up to the switch
+    #: interval (5 ms) for it at each query while others compute, and so does the event loop,
+    #: which answers cached reads without a thread (with 8 reads and 6 writes a 4 ms list took
+    #: 50-200 ms under bench/load.py; docs/reliability.md). Writes never take every slot, so a
+    #: read the cache cannot answer does not wait behind a queue of submissions, and a reader
+    #: who waits is never queued behind recomputations nobody waits for.
+    MAX_READING = 2
+    MAX_WRITING = 2
+    MAX_REFRESHING = 1
 
     def __init__(self):
         super().__init__()
         self._idle: list[ThreadPoolExecutor] = []
-        self._running: tuple[asyncio.AbstractEventLoop, dict[bool, asyncio.Semaphore]] | None = None
+        self._running: tuple[asyncio.AbstractEventLoop, dict[bool | None, asyncio.Semaphore]] | None = None
         self._misses = Misses()
+        self._refreshing: set[asyncio.Task] = set()
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
@@ -64,20 +71,47 @@ class SyncChainASGIHandler(ASGIHandler):
             return
         generation = read_cache.generation(key[0])
         # What Django answered the same question (dashboard/api/cached_reads.py), or is answering.
-        cached = read_cache.lookup_at(key, generation) or await self._misses.wait(key, generation)
+        how, cached = b"hit", read_cache.lookup_at(key, generation)
+        if cached is None:
+            how, cached = b"stale", read_cache.lookup_stale(key, generation)
+            if cached is not None:
+                self._refresh(scope, key, generation)
+            else:
+                how, cached = b"coalesced", await self._misses.wait(key, generation)
         if cached is not None:
-            await send({"type": "http.response.start", "status": cached.status, "headers": cached.headers})
+            headers = (*cached.headers, (CACHE_HEADER, how))
+            await send({"type": "http.response.start", "status": cached.status, "headers": headers})
             await send({"type": "http.response.body", "body": cached.body})
             return
         async with self._misses.computing(key, generation), self._slots(reading=True):
-            await self._run_in_thread(scope, receive, send)
+            await self._run_in_thread(scope, receive, _with_header(send, b"miss"))
 
-    def _slots(self, *, reading: bool) -> asyncio.Semaphore:
-        """The running event loop's semaphore for reads or writes (tests run several loops)."""
+    def _refresh(self, scope, key: tuple, generation: tuple) -> None:
+        """Recompute a stale entry in the background, once: Django answers the same request
+        again (as its user: authentication and scope are checked anew) and ``StoreMiddleware``
+        stores the answer; nobody waits for it. One at a time per key: while one runs, later
+        reads are answered from the stale entry (or the one it stores)."""
+        if self._misses.running(key):
+            return
+        task = asyncio.get_running_loop().create_task(self._recompute(scope, key, generation))
+        self._refreshing.add(task)  # the loop keeps only weak references to tasks
+        task.add_done_callback(self._refreshing.discard)
+
+    async def _recompute(self, scope, key: tuple, generation: tuple) -> None:
+        async with self._misses.computing(key, generation), self._slots(reading=None):
+            await self._run_in_thread(scope, _empty_body(), _discard)
+
+    def _slots(self, *, reading: bool | None) -> asyncio.Semaphore:
+        """The running event loop's semaphore for reads, writes or (None) background
+        recomputations (tests run several loops)."""
         loop = asyncio.get_running_loop()
         if self._running is None or self._running[0] is not loop:
-            reads, writes = asyncio.Semaphore(self.MAX_READING), asyncio.Semaphore(self.MAX_WRITING)
-            self._running = (loop, {True: reads, False: writes})
+            slots = {
+                True: asyncio.Semaphore(self.MAX_READING),
+                False: asyncio.Semaphore(self.MAX_WRITING),
+                None: asyncio.Semaphore(self.MAX_REFRESHING),
+            }
+            self._running = (loop, slots)
         return self._running[1][reading]
 
     async def _run_in_thread(self, scope, receive, send):
@@ -92,6 +126,40 @@ class SyncChainASGIHandler(ASGIHandler):
                 self._idle.append(executor)
             else:
                 executor.shutdown(wait=False)
+
+
+#: Says how a cacheable gang read was answered: ``hit`` (from the read cache), ``stale`` (a
+#: cached answer behind the scheduler's latest progress, being recomputed), ``coalesced`` (another
+#: request's computation of the same answer), ``miss`` (computed for this request).
+CACHE_HEADER = b"x-cache"
+
+
+def _with_header(send, value: bytes):
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), (CACHE_HEADER, value)]}
+        await send(message)
+
+    return sending
+
+
+def _empty_body():
+    """The ``receive`` of a background recomputation: the GET's empty body, then nothing (Django
+    cancels its wait for a disconnect when the response is done)."""
+    sent = False
+
+    async def receive():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.Event().wait()
+
+    return receive
+
+
+async def _discard(message) -> None:
+    """The ``send`` of a background recomputation: the answer is stored, not sent."""
 
 
 # Initialise Django (the app registry) before importing anything that imports models.

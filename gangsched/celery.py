@@ -14,9 +14,10 @@ app.autodiscover_tasks()
 
 def _connect_heartbeats() -> None:
     # Imported lazily: scheduler_core.heartbeats reads Django settings.
-    from scheduler_core.heartbeats import connect_signals
+    from scheduler_core import heartbeats, session_names
 
-    connect_signals()
+    heartbeats.connect_signals()
+    session_names.connect_signals()
 
 
 _connect_heartbeats()

@@ -32,6 +32,10 @@ class Misses:
     def __init__(self):
         self._running: dict[tuple, tuple[tuple, asyncio.Future]] = {}
 
+    def running(self, key: tuple) -> bool:
+        """Whether a computation of ``key`` runs here, at any generation."""
+        return key in self._running
+
     async def wait(self, key: tuple, generation: tuple) -> read_cache.Entry | None:
         """The entry another request is computing for ``key`` at ``generation``, once stored;
         None at once when no such computation runs here, or when it ends without one."""

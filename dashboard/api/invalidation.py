@@ -1,8 +1,8 @@
 """The read cache's ear: a thread per web process that LISTENs on ``gangsched_api``.
 
 The triggers of dashboard/migrations/0008 NOTIFY at commit whose gangs changed (a submitter's
-name, or ``*``); each moves that scope's generation (read_cache.changed), those arriving within
-``BATCH_S`` of each other together. The
+name, or ``*``; after ``~`` when the scheduler changed them, 0009); each moves that scope's
+generation (read_cache.changed), those arriving within ``BATCH_S`` of each other together. The
 thread holds one connection of its own, outside Django's pool, in autocommit (LISTEN takes
 effect at once). When the connection fails the cache stops serving until the thread has
 connected and listens again, then starts a new epoch (read_cache.connected): notifications sent
@@ -50,7 +50,7 @@ def connection_params() -> dict:
         "port": given.get("PORT") or None,
     }
     for name, value in (given.get("OPTIONS") or {}).items():
-        if name not in ("pool", "server_side_binding", "isolation_level", "assume_role"):
+        if name not in ("pool", "server_side_binding", "isolation_level", "assume_role", "application_name"):
             params[name] = value
     return {name: value for name, value in params.items() if value is not None}
 
@@ -71,8 +71,9 @@ def drain(conn: psycopg.Connection, timeout: float) -> int:
     if not first:
         return 0
     payloads = first + [notice.payload for notice in conn.notifies(timeout=BATCH_S)]
-    for who in dict.fromkeys(payloads):
-        read_cache.changed(who)
+    for payload in dict.fromkeys(payloads):
+        who = payload.removeprefix(read_cache.SOFT_MARK)
+        read_cache.changed(who, soft=who != payload)
     return len(payloads)
 
 

@@ -5,32 +5,48 @@ see it (the *scope*: ``*`` for users who see every gang, ``u:<username>`` for a 
 sees only their own) and what was asked (host, path and query, ``Accept``). Nothing is ever
 looked up under another scope than the requester's, so one user's answer cannot reach another.
 
-An entry is valid while the generations it was stored under are current. PostgreSQL triggers
-(dashboard/migrations/0008) NOTIFY, at commit, the submitter of every gang whose row, members
-or events changed, or ``*`` for what any detail may show (nodes' labels, topologies, groups);
-dashboard/api/invalidation.py listens and calls ``changed``:
+An entry is *fresh* while the generations it was stored under are current. PostgreSQL triggers
+(dashboard/migrations/0008, 0009) NOTIFY, at commit, the submitter of every gang whose row,
+members or events changed, or ``*`` for what any detail may show (nodes' labels, topologies,
+groups); dashboard/api/invalidation.py listens and calls ``changed``:
 
-- a submitter's scope is valid while neither its own generation nor the ``*`` one moved;
+- a submitter's scope is fresh while neither its own generation nor the ``*`` one moved;
 - the all-gangs scope while nothing at all changed (``_everything``).
 
 The generation is read *before* the response is computed, so an answer computed from data a
 later commit changed is stored under a generation that commit's notification makes stale. While
 the listener is not connected (starting, or its connection lost) nothing is served or stored,
 and every reconnection starts a new epoch: no entry survives a gap in which changes were missed.
-What another process committed is seen once the notification is delivered and applied (within
-``invalidation.BATCH_S``, 50 ms, of the commit); a write through this process's API
-(``changed_here``) at once.
+
+Each generation has a *hard* part and a *soft* part. A hard change must be seen by the next
+read: a write through this process's API (``changed_here``, at once, in every scope), and, in a
+submitter's scope, any change to their gangs not made by the scheduler (their own submission
+through another web process or the CLI, an operator's kill, an admin edit: seen once its
+notification arrives, within ``invalidation.BATCH_S``, 50 ms, of the commit). A soft change is
+the scheduler's progress on a submitter's gangs (binds, starts, finishes, timeouts: the Celery
+worker's sessions, scheduler_core/session_names.py), and, in the all-gangs scope, every change
+made elsewhere (that list moves with every submission). An entry whose generation moved only in
+its soft part is *servable stale* for ``GANGSCHED_API_CACHE_MAX_STALE_SECONDS`` (default 1 s;
+0: never) after the first change it missed: the ASGI fast path answers it at once and
+recomputes it in the background (stale-while-revalidate), so the scheduler's steps do not make
+every poller wait for a query. Nobody is ever given an answer of another scope, stale or not.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from dataclasses import dataclass
 
 from django.conf import settings
 
 EVERYONE = "*"
 DEFAULT_MAX_ENTRIES = 20_000
+DEFAULT_MAX_STALE_S = 1.0
+#: Before a notification's payload: the scheduler made the change (its sessions' application
+#: name, scheduler_core/session_names.py), a soft one.
+SOFT_MARK = "~"
 
 
 @dataclass(frozen=True)
@@ -41,13 +57,41 @@ class Entry:
     body: bytes
 
 
+class _Soft:
+    """A soft generation counter that remembers when it last moved (its last ``KEPT`` values):
+    how long an entry stored under an older value has been stale."""
+
+    KEPT = 64
+
+    def __init__(self):
+        self.value = 0
+        self.moved_at: deque[float] = deque(maxlen=self.KEPT)  # when it reached value - len + 1 ...
+
+    def bump(self, now: float) -> None:
+        self.value += 1
+        self.moved_at.append(now)
+
+    def stale_since(self, stored: int) -> float | None:
+        """When the value moved past ``stored``: None if it did not, minus infinity if too long
+        ago to know (an entry that old is never served stale)."""
+        if stored >= self.value:
+            return None
+        index = stored + 1 - (self.value - len(self.moved_at) + 1)
+        return self.moved_at[index] if index >= 0 else float("-inf")
+
+
 class _State:
     def __init__(self):
         self.connected = False
         self.epoch = 0
-        self.everything = 0  # bumped by every change: the all-gangs scope
-        self.shared = 0  # bumped by ``*`` changes: every scope
-        self.owners: dict[str, int] = {}
+        # Hard parts: bumped by every change that the next read must see (see the docstring).
+        self.everything_hard = 0  # the all-gangs scope
+        self.shared_hard = 0  # ``*`` changes: every scope
+        self.owners_hard: dict[str, int] = {}
+        # Soft parts, which an entry may be served a little behind of.
+        self.everything = _Soft()
+        self.shared = _Soft()
+        self.owners: dict[str, _Soft] = {}
         self.entries: dict[tuple, Entry] = {}
         self.scopes: dict[str, tuple[float, str]] = {}  # token key -> (expires, scope)
         self.lock = threading.Lock()
@@ -58,6 +102,10 @@ _state = _State()
 
 def enabled() -> bool:
     return bool(getattr(settings, "GANGSCHED_API_CACHE", True))
+
+
+def max_stale_s() -> float:
+    return float(getattr(settings, "GANGSCHED_API_CACHE_MAX_STALE_SECONDS", DEFAULT_MAX_STALE_S))
 
 
 def active() -> bool:
@@ -73,8 +121,34 @@ def generation(scope: str) -> tuple:
     """What an entry of ``scope`` is valid for; read before computing what is stored."""
     state = _state
     if scope == EVERYONE:
-        return (state.epoch, state.everything)
-    return (state.epoch, state.shared, state.owners.get(scope[2:], 0))
+        return (state.epoch, state.everything_hard, state.everything.value)
+    who = scope[2:]
+    owner = state.owners.get(who)
+    return (
+        state.epoch,
+        state.shared_hard,
+        state.owners_hard.get(who, 0),
+        state.shared.value,
+        0 if owner is None else owner.value,
+    )
+
+
+def _stale_since(scope: str, stored: tuple, current: tuple) -> float | None:
+    """When an entry of ``scope`` stored at generation ``stored`` went stale, if only soft parts
+    moved since; None if it is fresh or a hard part moved."""
+    state = _state
+    if scope == EVERYONE:
+        if stored[:2] != current[:2]:
+            return None
+        return state.everything.stale_since(stored[2])
+    if stored[:3] != current[:3]:
+        return None
+    owner = state.owners.get(scope[2:])
+    moments = [state.shared.stale_since(stored[3])]
+    if owner is not None:
+        moments.append(owner.stale_since(stored[4]))
+    known = [moment for moment in moments if moment is not None]
+    return min(known) if known else None
 
 
 def lookup(key: tuple) -> Entry | None:
@@ -98,6 +172,22 @@ def lookup_at(key: tuple, generation: tuple) -> Entry | None:
     return entry
 
 
+def lookup_stale(key: tuple, generation: tuple, now: float | None = None) -> Entry | None:
+    """The entry for ``key`` if it is not fresh at ``generation`` but may be served while it is
+    recomputed: only soft changes since it was stored, the first of them at most
+    ``max_stale_s()`` ago."""
+    limit = max_stale_s()
+    if limit <= 0 or not active():
+        return None
+    entry = _state.entries.get(key)
+    if entry is None or entry.generation == generation or len(entry.generation) != len(generation):
+        return None
+    since = _stale_since(key[0], entry.generation, generation)
+    if since is None:
+        return None
+    return entry if (time.monotonic() if now is None else now) - since <= limit else None
+
+
 def store(key: tuple, entry: Entry) -> None:
     if not active():
         return
@@ -110,21 +200,35 @@ def store(key: tuple, entry: Entry) -> None:
     entries[key] = entry
 
 
-def changed(who: str) -> None:
-    """A change to the gangs of submitter ``who`` committed (``*``: something every scope shows)."""
+def changed(who: str, *, soft: bool = False) -> None:
+    """A change to the gangs of submitter ``who`` committed (``*``: something every scope shows),
+    as its notification told; ``soft``: the scheduler made it. In the all-gangs scope every
+    notified change is soft: this process's own writes came through ``changed_here``."""
     state = _state
+    now = time.monotonic()
     with state.lock:
-        state.everything += 1
+        state.everything.bump(now)
         if who == EVERYONE:
-            state.shared += 1
+            if soft:
+                state.shared.bump(now)
+            else:
+                state.shared_hard += 1
+        elif soft:
+            state.owners.setdefault(who, _Soft()).bump(now)
         else:
-            state.owners[who] = state.owners.get(who, 0) + 1
+            state.owners_hard[who] = state.owners_hard.get(who, 0) + 1
 
 
 def changed_here(who: str) -> None:
-    """A write this process made and committed: seen by its next read without waiting for the
-    notification (which also comes, and bumps again)."""
-    changed(who)
+    """A write this process made and committed: seen by its next read in every scope, without
+    waiting for the notification (which also comes, and bumps again)."""
+    state = _state
+    with state.lock:
+        state.everything_hard += 1
+        if who == EVERYONE:
+            state.shared_hard += 1
+        else:
+            state.owners_hard[who] = state.owners_hard.get(who, 0) + 1
 
 
 def connected(is_connected: bool) -> None:

@@ -145,6 +145,9 @@ GANGSCHED_TOKEN_CACHE_SECONDS = float(os.environ.get("GANGSCHED_TOKEN_CACHE_SECO
 # The API's read cache (dashboard/api/read_cache.py): gang lists and details kept per web process
 # until a committed change to them is notified by PostgreSQL. 0 turns it off.
 GANGSCHED_API_CACHE = parse_bool("GANGSCHED_API_CACHE", os.environ.get("GANGSCHED_API_CACHE"), default=True)
+# Seconds a cached gang read may be answered behind the scheduler's own progress while it is
+# recomputed (dashboard/api/read_cache.py); 0: never.
+GANGSCHED_API_CACHE_MAX_STALE_SECONDS = float(os.environ.get("GANGSCHED_API_CACHE_MAX_STALE_SECONDS", "1"))
 
 # Shared by every web process, so a throttle counts one user's requests across all of them.
 CACHES = {

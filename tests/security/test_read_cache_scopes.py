@@ -5,12 +5,15 @@ For every ordered pair of the cast (alice and bob submit, vera views every gang,
 and every cached read (the list, a filtered list, alice's and bob's gang), the first user reads
 twice (stored, then answered from the cache), then the second reads twice through the whole ASGI
 application, the fast path included (gangsched/asgi.py). The second user's answers must be,
-byte for byte, what they get with the cache off. Then a change: alice's gang is killed through
-the service, and every user who may see it reads the new phase.
+byte for byte, what they get with the cache off, also when the scheduler's changes made the first
+user's entries stale in between (they may be answered stale, but only in their scope). Then a
+change: alice's gang is killed through the service, and every user who may see it reads the new
+phase: alice at once, the operators' all-gangs answers within the stale limit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -75,7 +78,11 @@ async def reference(cache, keys: dict[str, str]) -> dict[tuple[str, str], tuple[
     return answers
 
 
-async def test_a_cached_answer_is_never_given_to_another_user(cache, cast_keys, monkeypatch):
+@pytest.mark.parametrize("stale", [False, True], ids=["fresh", "stale"])
+async def test_a_cached_answer_is_never_given_to_another_user(cache, cast_keys, monkeypatch, stale):
+    """``stale``: between the two users' reads the scheduler changed every gang, so the first
+    user's entries may be served stale (stale-while-revalidate): still only to their scope."""
+    cache.GANGSCHED_API_CACHE_MAX_STALE_SECONDS = 60
     expected = await reference(cache, cast_keys)
     fast = []  # answers the ASGI fast path gave (without Django)
 
@@ -93,6 +100,9 @@ async def test_a_cached_answer_is_never_given_to_another_user(cache, cast_keys, 
             read_cache.connected(True)  # a new epoch: nothing cached from the pair before
             for _ in range(2):
                 assert await get(path, cast_keys[first]) == expected[(first, path)], (first, path)
+            if stale:
+                for who in ("alice", "bob", read_cache.EVERYONE):
+                    read_cache.changed(who, soft=True)
             for _ in range(2):
                 answer = await get(path, cast_keys[second])
                 assert answer == expected[(second, path)], f"{first} then {second}: {path}"
@@ -115,10 +125,17 @@ async def test_a_change_is_seen_by_every_user_who_may_see_it(cache, cast_keys):
         assert time.monotonic() < deadline
         time.sleep(0.01)
     for who in ("alice", "vera", "olga"):
-        status, body = await get(detail, cast_keys[who])
-        assert status == 200 and json.loads(body)["phase"] == "Killed", who
-        listed = json.loads((await get("/api/v1/gangs/", cast_keys[who]))[1])["results"]
-        assert {g["name"]: g["phase"] for g in listed}["alice-gang"] == "Killed", who
+        # alice's scope at once; the all-gangs scope shows a change made elsewhere (not through
+        # this process's API) up to GANGSCHED_API_CACHE_MAX_STALE_SECONDS late.
+        deadline = time.monotonic() + (0 if who == "alice" else read_cache.max_stale_s() + 2)
+        while True:
+            status, body = await get(detail, cast_keys[who])
+            listed = json.loads((await get("/api/v1/gangs/", cast_keys[who]))[1])["results"]
+            phases = (json.loads(body)["phase"], {g["name"]: g["phase"] for g in listed}["alice-gang"])
+            if status == 200 and phases == ("Killed", "Killed") or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        assert status == 200 and phases == ("Killed", "Killed"), who
     assert (await get(detail, cast_keys["bob"]))[0] == 404
 
 

@@ -1,5 +1,6 @@
 import uuid
 
+import psycopg
 from django.conf import settings
 
 from scheduler_core import dbsetup
@@ -27,3 +28,12 @@ def test_it_names_each_service_that_is_down_and_how_to_start_it_on_one_line():
     assert "\n" not in problem
     assert "PostgreSQL at 127.0.0.1:1" in problem and dbsetup.START_POSTGRES in problem
     assert "Redis at redis://127.0.0.1:1/0" in problem and dbsetup.START_REDIS in problem
+
+
+def test_it_warns_when_autovacuum_is_off_and_only_then():
+    db = settings.DATABASES["default"]
+    with psycopg.connect(**dbsetup._maintenance_conninfo(db)) as conn:
+        autovacuum = conn.execute("SHOW autovacuum").fetchone()[0]
+    warnings = dbsetup.postgres_warnings(db)
+    assert (autovacuum == "off") == any("autovacuum off" in warning for warning in warnings)
+    assert dbsetup.postgres_warnings({**db, "HOST": "127.0.0.1", "PORT": "1"}) == []

@@ -3,6 +3,7 @@ know whether a worker listens, so the outcome does not depend on what else runs 
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from django.db import connection
 from django.test import override_settings
 
 from dashboard import health
@@ -73,8 +74,12 @@ def test_celery_check_reports_a_broker_that_is_down():
 
 def test_celery_check_lists_the_workers_that_answer():
     # A real worker thread on the test broker: the ping goes through Redis and back.
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as worker:
-        result = health.check_celery(celery_app, timeout=2.0)
+    try:
+        with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as worker:
+            result = health.check_celery(celery_app, timeout=2.0)
+    finally:  # the worker named this process's sessions as the scheduler's (session_names.py)
+        connection.settings_dict["OPTIONS"].pop("application_name", None)
+        connection.close()
 
     assert result.ok is True
     # Other test runs on this machine may have workers on the same broker: look for ours.

@@ -1,0 +1,198 @@
+"""Stale-while-revalidate in the API's read cache (dashboard/api/read_cache.py): an entry only
+the scheduler's progress made stale is answered for at most ``GANGSCHED_API_CACHE_MAX_STALE_SECONDS``
+while it is recomputed; any other change, and a write through this process, is seen at once.
+
+Who may be served which entry, stale or not, is tested in tests/security/test_read_cache_scopes.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import psycopg
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import HttpCommunicator
+from django.db import connection
+from rest_framework.authtoken.models import Token
+
+from dashboard.api import invalidation, read_cache
+from gangsched.asgi import application
+from scheduler_core.models import Gang
+from scheduler_core.session_names import SCHEDULER_APPLICATION_NAME, name_scheduler_sessions
+from tests.cast import make_gang
+
+ALICE = ("u:alice", "http", "/api/v1/gangs/", b"", ())
+EVERY = ("*", "http", "/api/v1/gangs/", b"", ())
+
+
+@pytest.fixture
+def cache_connected(settings):
+    settings.GANGSCHED_API_CACHE = True
+    settings.GANGSCHED_API_CACHE_MAX_STALE_SECONDS = 1.0
+    read_cache.reset()
+    read_cache.connected(True)
+    yield settings
+    read_cache.reset()
+
+
+def stored(key: tuple) -> read_cache.Entry:
+    entry = read_cache.Entry(
+        read_cache.generation(key[0]), 200, ((b"content-type", b"application/json"),), b"[]"
+    )
+    read_cache.store(key, entry)
+    return entry
+
+
+def servable(key: tuple, after_s: float = 0.0) -> bool:
+    return read_cache.lookup_stale(key, read_cache.generation(key[0]), time.monotonic() + after_s) is not None
+
+
+def test_a_scheduler_change_leaves_the_entry_servable_for_at_most_the_limit(cache_connected):
+    stored(ALICE)
+    read_cache.changed("alice", soft=True)
+    assert read_cache.lookup(ALICE) is None  # not fresh
+    assert servable(ALICE) and servable(ALICE, after_s=0.9)
+    assert not servable(ALICE, after_s=1.1)
+    cache_connected.GANGSCHED_API_CACHE_MAX_STALE_SECONDS = 0
+    assert not servable(ALICE)
+
+
+def test_the_limit_counts_from_the_first_change_the_entry_missed(cache_connected):
+    stored(ALICE)
+    read_cache.changed("alice", soft=True)
+    time.sleep(0.3)
+    read_cache.changed("alice", soft=True)  # a later change does not extend the first one's time
+    assert not servable(ALICE, after_s=0.8)
+
+
+def test_any_other_change_to_a_submitters_gangs_is_seen_at_once(cache_connected):
+    stored(ALICE)
+    read_cache.changed("alice")  # e.g. her submission through another web process, or a kill
+    assert not servable(ALICE)
+    stored(ALICE)
+    read_cache.changed(read_cache.EVERYONE)  # e.g. a node's labels, which a detail shows
+    assert not servable(ALICE)
+    stored(ALICE)
+    read_cache.changed(read_cache.EVERYONE, soft=True)
+    assert servable(ALICE)
+
+
+def test_a_write_here_is_seen_at_once_in_every_scope(cache_connected):
+    stored(ALICE), stored(EVERY)
+    read_cache.changed_here("alice")
+    assert not servable(ALICE) and not servable(EVERY)
+
+
+def test_the_all_gangs_scope_shows_changes_made_elsewhere_up_to_the_limit_late(cache_connected):
+    stored(ALICE), stored(EVERY)
+    read_cache.changed("bob")
+    assert servable(EVERY) and servable(ALICE) is False  # alice's entry is not bob's: still fresh
+    assert read_cache.lookup(ALICE) is not None
+
+
+def test_an_entry_that_missed_more_changes_than_are_remembered_is_not_served(cache_connected):
+    stored(ALICE)
+    for _ in range(read_cache._Soft.KEPT + 1):
+        read_cache.changed("alice", soft=True)
+    assert not servable(ALICE)
+
+
+def test_nothing_is_served_stale_from_before_a_reconnection(cache_connected):
+    stored(ALICE)
+    read_cache.changed("alice", soft=True)
+    read_cache.connected(True)
+    assert not servable(ALICE)
+
+
+# ------------------------------------------------------------------ with PostgreSQL's triggers
+
+
+@pytest.fixture
+def listening(cache_connected, monkeypatch):
+    monkeypatch.setattr("scheduler_core.tasks.cycle_trigger_now", lambda: True)
+    read_cache.reset()
+    invalidation.ensure_listening()
+    assert invalidation.wait_connected()
+    yield cache_connected
+    invalidation.stop()
+    read_cache.reset()
+
+
+def wait_moved(scope: str, before: tuple) -> None:
+    deadline = time.monotonic() + 5
+    while read_cache.generation(scope) == before:
+        assert time.monotonic() < deadline, "no notification arrived"
+        time.sleep(0.01)
+
+
+def update_as(application_name: str | None, gang: Gang, message: str) -> None:
+    """An UPDATE committed by a session of its own, named as the scheduler's are (or not)."""
+    named = {"application_name": application_name} if application_name else {}
+    with psycopg.connect(**invalidation.connection_params(), **named, autocommit=True) as conn:
+        conn.execute("UPDATE scheduler_core_gang SET message = %s WHERE id = %s", [message, gang.pk])
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "session, soft", [(SCHEDULER_APPLICATION_NAME, True), (None, False), ("psql", False)]
+)
+def test_the_triggers_mark_the_schedulers_changes_soft(listening, session, soft):
+    before = read_cache.generation("u:alice")
+    gang = make_gang("ml", "a", submitter="alice")
+    wait_moved("u:alice", before)  # its own notification, before anything else
+    time.sleep(2 * invalidation.BATCH_S)
+    stored(ALICE)
+    before = read_cache.generation("u:alice")
+    update_as(session, gang, "moved")
+    wait_moved("u:alice", before)
+    assert servable(ALICE) is soft
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_names_its_sessions_as_the_schedulers():
+    options = connection.settings_dict.setdefault("OPTIONS", {})
+    try:
+        name_scheduler_sessions()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('application_name')")
+            assert cursor.fetchone()[0] == SCHEDULER_APPLICATION_NAME
+    finally:
+        options.pop("application_name", None)
+        connection.close()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_stale_answer_is_given_at_once_and_recomputed_behind_it(listening, alice):
+    before = read_cache.generation("u:alice")
+    gang = await database_sync_to_async(make_gang)("ml", "a", submitter="alice")
+    while read_cache.generation("u:alice") == before:  # its notification, before anything else
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(2 * invalidation.BATCH_S)  # the rest of its batch
+    key = (await database_sync_to_async(Token.objects.get_or_create)(user=alice))[0].key
+    headers = [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Token {key}".encode())]
+
+    async def get() -> tuple[str, str]:
+        communicator = HttpCommunicator(application, "GET", "/api/v1/gangs/", headers=headers)
+        response = await communicator.get_response(timeout=10)
+        await communicator.wait(timeout=10)
+        how = dict(response["headers"]).get(b"x-cache", b"").decode()
+        return how, json.loads(response["body"])["results"][0]["message"]
+
+    for _ in range(200):  # until alice's list is answered from the cache
+        if (await get())[0] == "hit":
+            break
+        await asyncio.sleep(0.02)
+    before = read_cache.generation("u:alice")
+    await database_sync_to_async(update_as)(SCHEDULER_APPLICATION_NAME, gang, "bound")
+    while read_cache.generation("u:alice") == before:
+        await asyncio.sleep(0.01)
+    assert await get() == ("stale", "")  # the answer from before, at once
+    for _ in range(200):  # the background recomputation stores the new answer
+        answer = await get()
+        if answer[0] == "hit":
+            break
+        await asyncio.sleep(0.02)
+    assert answer == ("hit", "bound")
