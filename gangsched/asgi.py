@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import django
@@ -9,6 +10,14 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
+
+#: How long a thread may hold the GIL while another waits for it (Python's default: 5 ms). The
+#: event loop, which answers cached reads, and each Django thread back from a query wait for
+#: the GIL behind the threads computing; at 1 ms the cached reads' p99 under bench/load.py fell
+#: from 113-222 ms to 75-102 ms in two of three runs (docs/reliability.md). Set on import: this
+#: module is the web process's entry point.
+GIL_SWITCH_INTERVAL_S = 0.001
+sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
 
 
 class SyncChainASGIHandler(ASGIHandler):
@@ -33,8 +42,9 @@ class SyncChainASGIHandler(ASGIHandler):
     (dashboard/api/cached_reads.py: ``fast_key``); so is an answer only the scheduler's progress
     made stale, for a second at most, while Django recomputes it in the background
     (dashboard/api/read_cache.py); a miss of a key another request is computing waits for that
-    computation instead of computing it again (dashboard/api/coalesce.py); anything else goes to
-    Django.
+    computation instead of computing it again (dashboard/api/coalesce.py); a write through the
+    API is answered once the writer's cached answers are computed again (``_write``); anything
+    else goes to Django.
     """
 
     KEEP_IDLE_THREADS = 32
@@ -48,7 +58,7 @@ class SyncChainASGIHandler(ASGIHandler):
     #: who waits is never queued behind recomputations nobody waits for.
     MAX_READING = 2
     MAX_WRITING = 2
-    MAX_REFRESHING = 1
+    MAX_REFRESHING = 2
 
     def __init__(self):
         super().__init__()
@@ -66,6 +76,10 @@ class SyncChainASGIHandler(ASGIHandler):
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         key = fast_key(scope)
         if key is None:
+            writer = writer_scope(scope)
+            if writer is not None:
+                await self._write(scope, receive, send, writer)
+                return
             async with self._slots(reading=scope.get("method") in ("GET", "HEAD")):
                 await self._run_in_thread(scope, receive, send)
             return
@@ -85,6 +99,21 @@ class SyncChainASGIHandler(ASGIHandler):
             return
         async with self._misses.computing(key, generation), self._slots(reading=True):
             await self._run_in_thread(scope, receive, _with_header(send, b"miss"))
+
+    async def _write(self, scope, receive, send, writer: str) -> None:
+        """A write (a submission, a kill) whose answer is held until the writer's newest cached
+        answers are computed again (read_cache.requests_of): a submitter who submits and then
+        lists is answered the list from the cache, with the new gang, instead of computing it
+        then. The cost moves from the read to the write, which was going to cause it."""
+        held = _Held(send)
+        async with self._slots(reading=False):
+            await self._run_in_thread(scope, receive, held)
+        if held.succeeded:
+            generation = read_cache.generation(writer)  # moved by the write (changed_here)
+            for key, request in read_cache.requests_of(writer):
+                if read_cache.lookup_at(key, generation) is None and not self._misses.running(key):
+                    await self._recompute(request, key, generation)
+        await held.flush()
 
     def _refresh(self, scope, key: tuple, generation: tuple) -> None:
         """Recompute a stale entry in the background, once: Django answers the same request
@@ -143,6 +172,25 @@ def _with_header(send, value: bytes):
     return sending
 
 
+class _Held:
+    """An ASGI ``send`` that keeps a response's messages until ``flush``."""
+
+    def __init__(self, send):
+        self._send = send
+        self._messages: list[dict] = []
+        self.succeeded = False
+
+    async def __call__(self, message) -> None:
+        if message["type"] == "http.response.start":
+            self.succeeded = 200 <= message["status"] < 300
+        self._messages.append(message)
+
+    async def flush(self) -> None:
+        for message in self._messages:
+            await self._send(message)
+        self._messages.clear()
+
+
 def _empty_body():
     """The ``receive`` of a background recomputation: the GET's empty body, then nothing (Django
     cancels its wait for a disconnect when the response is done)."""
@@ -166,7 +214,7 @@ async def _discard(message) -> None:
 django.setup(set_prefix=False)
 
 from dashboard.api import read_cache  # noqa: E402
-from dashboard.api.cached_reads import fast_key  # noqa: E402
+from dashboard.api.cached_reads import fast_key, writer_scope  # noqa: E402
 from dashboard.api.coalesce import Misses  # noqa: E402
 
 django_asgi_app = SyncChainASGIHandler()
@@ -176,10 +224,26 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
+from scheduler_core.session_names import name_web_sessions  # noqa: E402
 
-application = ProtocolTypeRouter(
+router = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+
+async def application(scope, receive, send):
+    """The router, and the ASGI lifespan: at startup this process names its database sessions
+    (scheduler_core/session_names.py), so the read cache knows its own writes' notifications."""
+    if scope["type"] != "lifespan":
+        return await router(scope, receive, send)
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await sync_to_async(name_web_sessions)()
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

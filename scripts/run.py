@@ -108,7 +108,7 @@ def commands(host: str, port: int, web_processes: int = 1) -> dict[str, list[str
             "--workers",
             str(web_processes),
             "--lifespan",
-            "off",  # Django has no startup or shutdown hooks to run
+            "on",  # the startup names the database sessions (gangsched/asgi.py)
             "--no-access-log",  # as daphne: a line per request costs more than the request
             "--timeout-graceful-shutdown",
             str(WEB_STOP_GRACE_S),

@@ -78,3 +78,19 @@ def vera(db) -> User:
     user = User.objects.create_user("vera", password="vera-pass-123")
     user.user_permissions.add(Permission.objects.get(codename="view_gang"))
     return user
+
+
+@pytest.fixture
+def api_cache_listening(settings, monkeypatch):
+    """The API's read cache on, its listener connected (dashboard/api/invalidation.py), and no
+    Celery to trigger; the cache's state is dropped before and after. Yields the settings."""
+    from dashboard.api import invalidation, read_cache
+
+    settings.GANGSCHED_API_CACHE = True
+    monkeypatch.setattr("scheduler_core.tasks.cycle_trigger_now", lambda: True)
+    read_cache.reset()
+    invalidation.ensure_listening()
+    assert invalidation.wait_connected()
+    yield settings
+    invalidation.stop()
+    read_cache.reset()

@@ -128,7 +128,28 @@ class StoreMiddleware:
                 (name.encode("latin-1"), value.encode("latin-1")) for name, value in response.items()
             )
             read_cache.store(key, read_cache.Entry(generation, 200, headers, response.content))
+            asgi = getattr(request, "scope", None)
+            if isinstance(asgi, dict) and fast_key(asgi) == key:
+                read_cache.remember_request(key, asgi)
         return response
+
+
+def _token_scope(scope: dict) -> str | None:
+    """The remembered scope of the ASGI request's ``Authorization: Token <key>``, when the token
+    cache holds the token (the user active); None for any other request (a session cookie, no
+    token, a token Django must look up)."""
+    token_key = None
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"authorization":
+            kind, _, given = value.decode("latin-1").partition(" ")
+            if kind.lower() != "token" or not given or " " in given.strip():
+                return None
+            token_key = given.strip()
+        elif name.lower() == b"cookie":
+            return None  # Django decides what a request with a session means
+    if token_key is None or authentication.cached_entry(token_key) is None:
+        return None
+    return read_cache.scope_recall(token_key, authentication.now())
 
 
 def fast_key(scope: dict) -> tuple | None:
@@ -139,21 +160,7 @@ def fast_key(scope: dict) -> tuple | None:
         return None
     if not read_cache.active():
         return None
-    token_key = None
-    for name, value in scope.get("headers", ()):
-        if name.lower() == b"authorization":
-            kind, _, given = value.decode("latin-1").partition(" ")
-            if kind.lower() != "token" or not given or " " in given.strip():
-                return None
-            token_key = given.strip()
-        elif name.lower() == b"cookie":
-            return None  # Django decides what a request with a session means
-    if token_key is None:
-        return None
-    entry = authentication.cached_entry(token_key)
-    if entry is None:
-        return None
-    user_scope_name = read_cache.scope_recall(token_key, authentication.now())
+    user_scope_name = _token_scope(scope)
     if user_scope_name is None:
         return None
     return key_of(
@@ -163,6 +170,16 @@ def fast_key(scope: dict) -> tuple | None:
         scope.get("query_string", b""),
         scope.get("headers", ()),
     )
+
+
+def writer_scope(scope: dict) -> str | None:
+    """For a write under ``PREFIX`` (a submission, a kill, a retry) by a token the fast path
+    knows, the writer's scope: whose answers the write recomputes before it is answered."""
+    if scope.get("method") in ("GET", "HEAD") or not scope.get("path", "").startswith(PREFIX):
+        return None
+    if not read_cache.active():
+        return None
+    return _token_scope(scope)
 
 
 def fast_answer(scope: dict) -> read_cache.Entry | None:

@@ -20,7 +20,7 @@ from scheduler_core.topology_domains import label_key_valid
 from scheduler_core.topology_reads import gang_topology
 
 from . import read_cache, selectors
-from .cached_reads import cached_response, not_cached
+from .cached_reads import cached_response, not_cached, user_scope
 from .exceptions import ERRORS
 from .fields import (
     PRIORITY_MAX,
@@ -237,7 +237,8 @@ class GangListSubmitApi(generics.ListAPIView):
         else:  # a transaction of its own, not a savepoint in another: two statements fewer
             gang = gang_submit(**arguments)
         # Committed: runs at once (in a test's transaction, at its end). Read your writes.
-        transaction.on_commit(lambda: read_cache.changed_here(gang.submitter))
+        by = user_scope(request)
+        transaction.on_commit(lambda: read_cache.changed_here(gang.submitter, by=by))
         return Response(GangOutput(gang).data, status=status.HTTP_201_CREATED)
 
 
@@ -369,7 +370,7 @@ class _GangActionApi(APIView):
         gang = selectors.gang_get(user=request.user, namespace=namespace, name=name)
         self.check_object_permissions(request, gang)
         gang = action(gang=gang, by=request.user.get_username())
-        read_cache.changed_here(gang.submitter)  # committed: the next read here sees it
+        read_cache.changed_here(gang.submitter, by=user_scope(request))  # committed: seen at once here
         return Response(GangOutput(gang).data)
 
 

@@ -1,8 +1,8 @@
 """The read cache's ear: a thread per web process that LISTENs on ``gangsched_api``.
 
 The triggers of dashboard/migrations/0008 NOTIFY at commit whose gangs changed (a submitter's
-name, or ``*``; after ``~`` when the scheduler changed them, 0009); each moves that scope's
-generation (read_cache.changed), those arriving within ``BATCH_S`` of each other together. The
+name, or ``*``; after who changed them, 0009: ``payload``); each moves that scope's generation
+(read_cache.changed), those arriving within ``BATCH_S`` of each other together. The
 thread holds one connection of its own, outside Django's pool, in autocommit (LISTEN takes
 effect at once). When the connection fails the cache stops serving until the thread has
 connected and listens again, then starts a new epoch (read_cache.connected): notifications sent
@@ -15,6 +15,7 @@ and management commands never start it.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
@@ -72,9 +73,20 @@ def drain(conn: psycopg.Connection, timeout: float) -> int:
         return 0
     payloads = first + [notice.payload for notice in conn.notifies(timeout=BATCH_S)]
     for payload in dict.fromkeys(payloads):
-        who = payload.removeprefix(read_cache.SOFT_MARK)
-        read_cache.changed(who, soft=who != payload)
+        who, soft = parse(payload)
+        read_cache.changed(who, soft=soft)
     return len(payloads)
+
+
+def parse(payload: str) -> tuple[str, bool]:
+    """Whose gangs a notification says changed, and whether that change is soft: the scheduler
+    made it, or this process (whose API applied its own writes already, and whose other writes,
+    the admin's and the pages', its API readers may see up to a second late). A payload without
+    an origin (0008's functions, still running while a deployment migrates) is hard."""
+    origin, space, who = payload.partition(" ")
+    if not space or not (origin in ("s", "-") or origin[:1] == "w" and origin[1:].isdigit()):
+        return payload, False
+    return who, origin == "s" or origin == f"w{os.getpid()}"
 
 
 def _run() -> None:

@@ -19,17 +19,20 @@ the listener is not connected (starting, or its connection lost) nothing is serv
 and every reconnection starts a new epoch: no entry survives a gap in which changes were missed.
 
 Each generation has a *hard* part and a *soft* part. A hard change must be seen by the next
-read: a write through this process's API (``changed_here``, at once, in every scope), and, in a
-submitter's scope, any change to their gangs not made by the scheduler (their own submission
-through another web process or the CLI, an operator's kill, an admin edit: seen once its
-notification arrives, within ``invalidation.BATCH_S``, 50 ms, of the commit). A soft change is
-the scheduler's progress on a submitter's gangs (binds, starts, finishes, timeouts: the Celery
-worker's sessions, scheduler_core/session_names.py), and, in the all-gangs scope, every change
-made elsewhere (that list moves with every submission). An entry whose generation moved only in
-its soft part is *servable stale* for ``GANGSCHED_API_CACHE_MAX_STALE_SECONDS`` (default 1 s;
-0: never) after the first change it missed: the ASGI fast path answers it at once and
-recomputes it in the background (stale-while-revalidate), so the scheduler's steps do not make
-every poller wait for a query. Nobody is ever given an answer of another scope, stale or not.
+read: a write through this process's API (``changed_here``: at once, in the writer's scope and
+the submitter's), and any other change to a submitter's gangs that the scheduler did not make,
+in their scope (their submission through another web process or the CLI, an operator's kill,
+an admin edit: seen once its notification arrives, within ``invalidation.BATCH_S``, 50 ms, of
+the commit). A soft change is the scheduler's progress on a submitter's gangs (binds, starts,
+finishes, timeouts: the Celery worker's sessions, scheduler_core/session_names.py), any change
+made in this web process (its API writes were applied by ``changed_here`` already; its other
+writes, the admin's and the pages', may reach its API answers that late), and, in the all-gangs
+scope, every change but an operator's own write here (that list moves with every submission).
+An entry whose generation moved only in its soft part is *servable stale* for
+``GANGSCHED_API_CACHE_MAX_STALE_SECONDS`` (default 1 s; 0: never) after the first change it
+missed: the ASGI fast path answers it at once and recomputes it in the background
+(stale-while-revalidate), so the scheduler's steps do not make every poller wait for a query.
+Nobody is ever given an answer of another scope, stale or not.
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ from django.conf import settings
 EVERYONE = "*"
 DEFAULT_MAX_ENTRIES = 20_000
 DEFAULT_MAX_STALE_S = 1.0
-#: Before a notification's payload: the scheduler made the change (its sessions' application
-#: name, scheduler_core/session_names.py), a soft one.
-SOFT_MARK = "~"
+#: A write through the API recomputes this many of its writer's newest answers before it is
+#: answered (``requests_of``), so the writer's next reads are hits that show the write.
+REFRESH_ON_WRITE = 4
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ class _State:
         self.shared = _Soft()
         self.owners: dict[str, _Soft] = {}
         self.entries: dict[tuple, Entry] = {}
+        # Per scope, the request (its ASGI scope) that computed each key, newest last.
+        self.requests: dict[str, dict[tuple, dict]] = {}
         self.scopes: dict[str, tuple[float, str]] = {}  # token key -> (expires, scope)
         self.lock = threading.Lock()
 
@@ -200,6 +205,21 @@ def store(key: tuple, entry: Entry) -> None:
     entries[key] = entry
 
 
+def remember_request(key: tuple, request: dict) -> None:
+    """The ASGI request that computed ``key``'s entry, to compute it again after a write
+    (gangsched/asgi.py); only requests the fast path answers (a token, no cookie)."""
+    requests = _state.requests.setdefault(key[0], {})
+    requests.pop(key, None)
+    requests[key] = request
+    while len(requests) > REFRESH_ON_WRITE:
+        del requests[next(iter(requests))]
+
+
+def requests_of(scope: str) -> list[tuple[tuple, dict]]:
+    """The keys of ``scope`` whose answers a write recomputes, with their requests."""
+    return list(_state.requests.get(scope, {}).items())
+
+
 def changed(who: str, *, soft: bool = False) -> None:
     """A change to the gangs of submitter ``who`` committed (``*``: something every scope shows),
     as its notification told; ``soft``: the scheduler made it. In the all-gangs scope every
@@ -219,12 +239,17 @@ def changed(who: str, *, soft: bool = False) -> None:
             state.owners_hard[who] = state.owners_hard.get(who, 0) + 1
 
 
-def changed_here(who: str) -> None:
-    """A write this process made and committed: seen by its next read in every scope, without
-    waiting for the notification (which also comes, and bumps again)."""
+def changed_here(who: str, *, by: str = EVERYONE) -> None:
+    """A write this process made and committed, by a user of scope ``by``: seen by that scope's
+    next read here, and by the scope of the gangs' submitter ``who``, without waiting for the
+    notification (which also comes, and bumps again). In the all-gangs scope a submitter's
+    write is a change made elsewhere, as it is in the other web processes."""
     state = _state
     with state.lock:
-        state.everything_hard += 1
+        if by == EVERYONE:
+            state.everything_hard += 1
+        else:
+            state.everything.bump(time.monotonic())
         if who == EVERYONE:
             state.shared_hard += 1
         else:
@@ -239,6 +264,7 @@ def connected(is_connected: bool) -> None:
         state.epoch += 1
         state.connected = is_connected
         state.entries.clear()
+        state.requests.clear()
 
 
 # ---------------------------------------------------------------- token scopes

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from dashboard.api import invalidation, read_cache
+from dashboard.api import read_cache
 from scheduler_core.models import Gang, Member, Node
 from scheduler_core.services.operator import gang_kill
 
@@ -26,15 +26,8 @@ URL = "/api/v1/gangs/"
 
 
 @pytest.fixture(autouse=True)
-def cache_on(settings, monkeypatch):
-    settings.GANGSCHED_API_CACHE = True
-    monkeypatch.setattr("scheduler_core.tasks.cycle_trigger_now", lambda: True)  # no Celery here
-    read_cache.reset()
-    invalidation.ensure_listening()
-    assert invalidation.wait_connected()
-    yield
-    invalidation.stop()
-    read_cache.reset()
+def cache_on(api_cache_listening):
+    return api_cache_listening
 
 
 def wait_until(condition, timeout: float = 5.0) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 
 import psycopg
@@ -21,7 +22,12 @@ from rest_framework.authtoken.models import Token
 from dashboard.api import invalidation, read_cache
 from gangsched.asgi import application
 from scheduler_core.models import Gang
-from scheduler_core.session_names import SCHEDULER_APPLICATION_NAME, name_scheduler_sessions
+from scheduler_core.session_names import (
+    SCHEDULER_APPLICATION_NAME,
+    name_scheduler_sessions,
+    name_web_sessions,
+    web_application_name,
+)
 from tests.cast import make_gang
 
 ALICE = ("u:alice", "http", "/api/v1/gangs/", b"", ())
@@ -80,10 +86,13 @@ def test_any_other_change_to_a_submitters_gangs_is_seen_at_once(cache_connected)
     assert servable(ALICE)
 
 
-def test_a_write_here_is_seen_at_once_in_every_scope(cache_connected):
+def test_a_write_here_is_seen_at_once_by_the_writer_and_the_submitter(cache_connected):
     stored(ALICE), stored(EVERY)
-    read_cache.changed_here("alice")
+    read_cache.changed_here("alice", by=read_cache.EVERYONE)  # an operator's kill
     assert not servable(ALICE) and not servable(EVERY)
+    stored(ALICE), stored(EVERY)
+    read_cache.changed_here("alice", by="u:alice")  # her submission: elsewhere for operators
+    assert not servable(ALICE) and servable(EVERY)
 
 
 def test_the_all_gangs_scope_shows_changes_made_elsewhere_up_to_the_limit_late(cache_connected):
@@ -111,14 +120,8 @@ def test_nothing_is_served_stale_from_before_a_reconnection(cache_connected):
 
 
 @pytest.fixture
-def listening(cache_connected, monkeypatch):
-    monkeypatch.setattr("scheduler_core.tasks.cycle_trigger_now", lambda: True)
-    read_cache.reset()
-    invalidation.ensure_listening()
-    assert invalidation.wait_connected()
-    yield cache_connected
-    invalidation.stop()
-    read_cache.reset()
+def listening(cache_connected, api_cache_listening):
+    return api_cache_listening
 
 
 def wait_moved(scope: str, before: tuple) -> None:
@@ -152,16 +155,36 @@ def test_the_triggers_mark_the_schedulers_changes_soft(listening, session, soft)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_names_its_sessions_as_the_schedulers():
+@pytest.mark.parametrize(
+    "name_them, named",
+    [(name_scheduler_sessions, SCHEDULER_APPLICATION_NAME), (name_web_sessions, web_application_name())],
+)
+def test_a_worker_and_a_web_process_name_their_sessions(name_them, named):
     options = connection.settings_dict.setdefault("OPTIONS", {})
     try:
-        name_scheduler_sessions()
+        name_them()
         with connection.cursor() as cursor:
             cursor.execute("SELECT current_setting('application_name')")
-            assert cursor.fetchone()[0] == SCHEDULER_APPLICATION_NAME
+            assert cursor.fetchone()[0] == named
     finally:
         options.pop("application_name", None)
         connection.close()
+
+
+@pytest.mark.parametrize(
+    "payload, who, soft",
+    [
+        ("s alice", "alice", True),  # the scheduler
+        (f"w{os.getpid()} alice", "alice", True),  # this web process: applied already
+        ("w1 alice", "alice", False),  # another web process
+        ("- alice smith", "alice smith", False),  # the CLI, psql; the rest is the submitter
+        ("- *", "*", False),
+        ("alice", "alice", False),  # before 0009
+        ("wendy smith", "wendy smith", False),  # before 0009, not an origin
+    ],
+)
+def test_a_notification_says_whose_gangs_changed_and_who_changed_them(payload, who, soft):
+    assert invalidation.parse(payload) == (who, soft)
 
 
 @pytest.mark.django_db(transaction=True)

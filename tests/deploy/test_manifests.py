@@ -244,6 +244,8 @@ def test_the_web_probes_use_healthz_with_an_allowed_host_and_the_service_reaches
     assert int(env["WEB_CONCURRENCY"]) >= 2
     for flag in ("--lifespan", "--no-access-log", "--timeout-graceful-shutdown"):
         assert flag in uvicorn["command"]
+    # The lifespan startup names the database sessions, which the read cache relies on.
+    assert uvicorn["command"][uvicorn["command"].index("--lifespan") + 1] == "on"
 
     service = only(installed(), "Service", "gangsched")
     (port,) = service["spec"]["ports"]

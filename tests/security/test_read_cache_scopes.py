@@ -23,7 +23,7 @@ from channels.db import database_sync_to_async
 from channels.testing import HttpCommunicator
 from rest_framework.authtoken.models import Token
 
-from dashboard.api import invalidation, read_cache
+from dashboard.api import read_cache
 from dashboard.api.cached_reads import fast_answer, fast_key
 from gangsched.asgi import application
 from scheduler_core.models import Gang
@@ -59,15 +59,8 @@ def cast_keys(alice, bob, vera, olga) -> dict[str, str]:
 
 
 @pytest.fixture
-def cache(settings, monkeypatch):
-    monkeypatch.setattr("scheduler_core.tasks.cycle_trigger_now", lambda: True)
-    settings.GANGSCHED_API_CACHE = True
-    read_cache.reset()
-    invalidation.ensure_listening()
-    assert invalidation.wait_connected()
-    yield settings
-    invalidation.stop()
-    read_cache.reset()
+def cache(api_cache_listening):
+    return api_cache_listening
 
 
 async def reference(cache, keys: dict[str, str]) -> dict[tuple[str, str], tuple[int, bytes]]:

@@ -119,9 +119,9 @@ def socket_routes() -> list[SocketRoute]:
     """The websocket routes of the ASGI application, found through its middleware stack."""
     from channels.routing import URLRouter
 
-    from gangsched.asgi import application
+    from gangsched.asgi import router
 
-    layer = application.application_mapping["websocket"]
+    layer = router.application_mapping["websocket"]
     while not isinstance(layer, URLRouter):
         layer = getattr(layer, "application", None) or layer.inner
     return [SocketRoute(str(route.pattern), route.callback.consumer_class) for route in layer.routes]

@@ -55,9 +55,24 @@ def test_the_database_is_postgresql():
 
 
 def test_the_asgi_app_routes_http_and_websockets():
+    from gangsched.asgi import router
+
+    assert set(router.application_mapping) == {"http", "websocket"}
+
+
+async def test_the_asgi_servers_startup_names_the_processs_database_sessions(monkeypatch):
+    from channels.testing import ApplicationCommunicator
+
     from gangsched.asgi import application
 
-    assert set(application.application_mapping) == {"http", "websocket"}
+    named = []  # how the naming works: tests/api/test_read_cache_stale.py
+    monkeypatch.setattr("gangsched.asgi.name_web_sessions", lambda: named.append(True))
+    server = ApplicationCommunicator(application, {"type": "lifespan"})
+    await server.send_input({"type": "lifespan.startup"})
+    assert await server.receive_output(timeout=5) == {"type": "lifespan.startup.complete"}
+    assert named == [True]
+    await server.send_input({"type": "lifespan.shutdown"})
+    assert await server.receive_output(timeout=5) == {"type": "lifespan.shutdown.complete"}
 
 
 @pytest.mark.django_db
