@@ -87,9 +87,11 @@ class SyncChainASGIHandler(ASGIHandler):
         # What Django answered the same question (dashboard/api/cached_reads.py), or is answering.
         how, cached = b"hit", read_cache.lookup_at(key, generation)
         if cached is None:
-            how, cached = b"stale", read_cache.lookup_stale(key, generation)
-            if cached is not None:
-                self._refresh(scope, key, generation)
+            how, stale = b"stale", read_cache.lookup_stale(key, generation)
+            if stale is not None:
+                cached, due = stale
+                if due:
+                    self._refresh(scope, key, generation)
             else:
                 how, cached = b"coalesced", await self._misses.wait(key, generation)
         if cached is not None:

@@ -47,6 +47,8 @@ from django.conf import settings
 EVERYONE = "*"
 DEFAULT_MAX_ENTRIES = 20_000
 DEFAULT_MAX_STALE_S = 1.0
+#: The share of the stale limit after which a stale entry is recomputed (in the background).
+REFRESH_AFTER = 0.5
 #: A write through the API recomputes this many of its writer's newest answers before it is
 #: answered (``requests_of``), so the writer's next reads are hits that show the write.
 REFRESH_ON_WRITE = 4
@@ -177,10 +179,12 @@ def lookup_at(key: tuple, generation: tuple) -> Entry | None:
     return entry
 
 
-def lookup_stale(key: tuple, generation: tuple, now: float | None = None) -> Entry | None:
+def lookup_stale(key: tuple, generation: tuple, now: float | None = None) -> tuple[Entry, bool] | None:
     """The entry for ``key`` if it is not fresh at ``generation`` but may be served while it is
     recomputed: only soft changes since it was stored, the first of them at most
-    ``max_stale_s()`` ago."""
+    ``max_stale_s()`` ago; and whether to recompute it now, once it has been stale for half
+    that (``REFRESH_AFTER``): the scheduler's steps on one gang (its submission's notification,
+    its bind, its start) come within a second, and one computation then answers for all."""
     limit = max_stale_s()
     if limit <= 0 or not active():
         return None
@@ -190,7 +194,8 @@ def lookup_stale(key: tuple, generation: tuple, now: float | None = None) -> Ent
     since = _stale_since(key[0], entry.generation, generation)
     if since is None:
         return None
-    return entry if (time.monotonic() if now is None else now) - since <= limit else None
+    stale_for = (time.monotonic() if now is None else now) - since
+    return (entry, stale_for >= REFRESH_AFTER * limit) if stale_for <= limit else None
 
 
 def store(key: tuple, entry: Entry) -> None:

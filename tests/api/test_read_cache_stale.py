@@ -66,6 +66,14 @@ def test_a_scheduler_change_leaves_the_entry_servable_for_at_most_the_limit(cach
     assert not servable(ALICE)
 
 
+def test_a_stale_entry_is_recomputed_once_stale_for_half_the_limit(cache_connected):
+    entry = stored(ALICE)
+    read_cache.changed("alice", soft=True)
+    now, generation = time.monotonic(), read_cache.generation("u:alice")
+    assert read_cache.lookup_stale(ALICE, generation, now) == (entry, False)
+    assert read_cache.lookup_stale(ALICE, generation, now + 0.6) == (entry, True)
+
+
 def test_the_limit_counts_from_the_first_change_the_entry_missed(cache_connected):
     stored(ALICE)
     read_cache.changed("alice", soft=True)
