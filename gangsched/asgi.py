@@ -66,6 +66,7 @@ class SyncChainASGIHandler(ASGIHandler):
         self._running: tuple[asyncio.AbstractEventLoop, dict[bool | None, asyncio.Semaphore]] | None = None
         self._misses = Misses()
         self._refreshing: set[asyncio.Task] = set()
+        self._renewing: set[str] = set()
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
@@ -83,6 +84,7 @@ class SyncChainASGIHandler(ASGIHandler):
             async with self._slots(reading=scope.get("method") in ("GET", "HEAD")):
                 await self._run_in_thread(scope, receive, send)
             return
+        self._renew_token(scope)
         generation = read_cache.generation(key[0])
         # What Django answered the same question (dashboard/api/cached_reads.py), or is answering.
         how, cached = b"hit", read_cache.lookup_at(key, generation)
@@ -116,6 +118,17 @@ class SyncChainASGIHandler(ASGIHandler):
                 if read_cache.lookup_at(key, generation) is None and not self._misses.running(key):
                     await self._recompute(request, key, generation)
         await held.flush()
+
+    def _renew_token(self, scope) -> None:
+        """Look a token up again in the background before its cache entry expires (one lookup
+        at a time per token), so its user's reads stay on the fast path."""
+        token = token_renewal_due(scope)
+        if token is None or token in self._renewing:
+            return
+        self._renewing.add(token)
+        task = asyncio.get_running_loop().create_task(database_sync_to_async(token_renew)(token))
+        self._refreshing.add(task)
+        task.add_done_callback(lambda done: (self._refreshing.discard(done), self._renewing.discard(token)))
 
     def _refresh(self, scope, key: tuple, generation: tuple) -> None:
         """Recompute a stale entry in the background, once: Django answers the same request
@@ -216,12 +229,13 @@ async def _discard(message) -> None:
 django.setup(set_prefix=False)
 
 from dashboard.api import read_cache  # noqa: E402
-from dashboard.api.cached_reads import fast_key, writer_scope  # noqa: E402
+from dashboard.api.cached_reads import fast_key, token_renew, token_renewal_due, writer_scope  # noqa: E402
 from dashboard.api.coalesce import Misses  # noqa: E402
 
 django_asgi_app = SyncChainASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.db import database_sync_to_async  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db.models.signals import m2m_changed, post_delete, post_save
+from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
@@ -78,6 +79,24 @@ class CachedTokenAuthentication(TokenAuthentication):
 
 def now() -> float:
     return _now()
+
+
+def renew(key: str) -> tuple | None:
+    """Look the token up again and keep it for another ``GANGSCHED_TOKEN_CACHE_SECONDS`` from
+    now (the ASGI fast path asks this shortly before an entry in use expires, in the background,
+    so a poller's reads never wait for the lookup); its user and the new expiry, or None, and
+    the entry dropped, if the token no longer authenticates."""
+    ttl = token_cache_seconds()
+    if ttl <= 0:
+        return None
+    expires = _now() + ttl  # taken before the lookup, as in authenticate_credentials
+    try:
+        user, token = TokenAuthentication().authenticate_credentials(key)
+    except exceptions.AuthenticationFailed:
+        forget_token(key)
+        return None
+    _store(key, _Entry(expires, user.pk, _values(user), _values(token)))
+    return user, expires
 
 
 def cached_entry(key: str) -> _Entry | None:

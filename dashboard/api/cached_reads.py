@@ -182,6 +182,34 @@ def writer_scope(scope: dict) -> str | None:
     return _token_scope(scope)
 
 
+#: A token whose cache entry expires within this share of ``GANGSCHED_TOKEN_CACHE_SECONDS`` is
+#: looked up again in the background when the fast path uses it (``token_renewal_due``).
+RENEW_WITHIN = 0.3
+
+
+def token_renewal_due(scope: dict) -> str | None:
+    """The token key of a request the fast path answers, when its cache entry is about to
+    expire: renewed ahead (``token_renew``), its user's next read is not sent to Django."""
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"authorization":
+            key = value.decode("latin-1").partition(" ")[2].strip()
+            entry = authentication.cached_entry(key)
+            ttl = authentication.token_cache_seconds()
+            if entry is not None and entry.expires - authentication.now() < RENEW_WITHIN * ttl:
+                return key
+    return None
+
+
+def token_renew(key: str) -> None:
+    """Renew a token's cache entry and its remembered scope from the database (two queries;
+    in a thread of its own). Both are then as fresh as after a request Django answered."""
+    renewed = authentication.renew(key)
+    if renewed is not None:
+        user, expires = renewed
+        scope = read_cache.scope_of(sees_all=sees_all_gangs(user), username=user.get_username())
+        read_cache.scope_remember(key, expires, scope)
+
+
 def fast_answer(scope: dict) -> read_cache.Entry | None:
     """The cached answer to an ASGI request (``fast_key``), or None: Django answers."""
     key = fast_key(scope)

@@ -83,3 +83,13 @@ def job(**overrides) -> dict:
 
 def errors(response) -> list[tuple]:
     return [(error["field"], error["reason"]) for error in response.json()["errors"]]
+
+
+class StepClock:
+    """A clock that moves only when a test moves it (``now``): the token cache's ``_now``."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -12,18 +12,10 @@ from rest_framework.authtoken.models import Token
 from dashboard.api import authentication
 from dashboard.api.authentication import CachedTokenAuthentication
 
-from .conftest import client_for, make_gang
+from .conftest import StepClock, client_for, make_gang
 
 URL = "/api/v1/gangs/"
 TTL = 10.0
-
-
-class StepClock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(autouse=True)
