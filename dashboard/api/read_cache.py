@@ -189,7 +189,7 @@ def lookup_stale(key: tuple, generation: tuple, now: float | None = None) -> tup
     if limit <= 0 or not active():
         return None
     entry = _state.entries.get(key)
-    if entry is None or entry.generation == generation or len(entry.generation) != len(generation):
+    if entry is None or entry.generation == generation:
         return None
     since = _stale_since(key[0], entry.generation, generation)
     if since is None:
