@@ -11,6 +11,11 @@ revocation still holds:
 - every other process, and changes that send no signal (``QuerySet.update()``, SQL), are seen
   within ``GANGSCHED_TOKEN_CACHE_SECONDS``: no entry is used longer than that after its lookup.
 
+The entry also keeps the user's answers to the permission questions the API asks on every request
+(``permissions.holds``: does this user see every gang, change every gang), asked once per entry;
+a change of a group's or user's permissions, or of a user's groups, drops every entry at once in
+the process that made it (``m2m_changed``), and any other change is seen with the next lookup.
+
 Only successful lookups are kept: an unknown key, or a key of an inactive user, goes to the
 database every time. Each request gets a user and token of its own (rebuilt from the stored
 column values), so nothing a request sets on ``request.user`` (``has_perm``'s permission
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -46,6 +51,8 @@ class _Entry:
     user_id: object
     user_values: tuple
     token_values: tuple
+    #: ``permissions.holds``' answers for this user, filled as they are asked: permission -> held.
+    perms: dict = field(default_factory=dict, compare=False)
 
 
 _entries: dict[str, _Entry] = {}
@@ -73,7 +80,9 @@ class CachedTokenAuthentication(TokenAuthentication):
             return _rebuild(entry)
         expires = _now() + ttl  # taken before the lookup: an entry never outlives ttl after it
         user, token = super().authenticate_credentials(key)
-        _store(key, _Entry(expires, user.pk, _values(user), _values(token)))
+        entry = _Entry(expires, user.pk, _values(user), _values(token))
+        _store(key, entry)
+        user._gangsched_perms = entry.perms
         return user, token
 
 
@@ -118,6 +127,7 @@ def _rebuild(entry: _Entry):
     user = user_model.from_db("default", _attnames(user_model), entry.user_values)
     token = Token.from_db("default", _attnames(Token), entry.token_values)
     token.user = user
+    user._gangsched_perms = entry.perms  # permissions.holds reads and fills it
     return user, token
 
 
@@ -152,8 +162,10 @@ def clear() -> None:
 
 def _permissions_changed(sender, **kwargs) -> None:
     """A user joined or left a group, or a group or user gained or lost a permission: who sees
-    every gang may have changed, so the read cache's remembered scopes go (all of them)."""
-    read_cache.scopes_forget()
+    every gang may have changed, so every entry (and the permission answers it keeps) and the
+    read cache's remembered scopes go. Whole entries, not their answers: a request that asked
+    before the change stores its answer in an entry nobody uses any more."""
+    clear()
 
 
 def _token_changed(sender, instance, **kwargs) -> None:

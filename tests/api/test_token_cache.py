@@ -1,10 +1,11 @@
 """The API's token cache (dashboard/api/authentication.py): a token that authenticated is not
 looked up again for GANGSCHED_TOKEN_CACHE_SECONDS, and revocation still holds: a deleted token,
 a deactivated, renamed or deleted user is seen at once (signals), a change that sends no signal
-once the cache time has passed (a step clock here, no sleeping), and refusals are never kept."""
+once the cache time has passed (a step clock here, no sleeping), and refusals are never kept.
+The permission answers an entry keeps (who sees every gang) follow the same rules."""
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, Permission, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
@@ -131,3 +132,69 @@ def test_a_full_cache_drops_expired_entries_first(alice, bob, clock, monkeypatch
     auth.authenticate_credentials(kept)
     auth.authenticate_credentials(Token.objects.create(user=User.objects.create_user("carol")).key)
     assert old not in authentication._entries and kept in authentication._entries
+
+
+def permission_queries(client) -> tuple[int, int]:
+    """Lists once: how many queries asked for permissions, and how many gangs were listed."""
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(URL, {"pageSize": 20})
+    assert response.status_code == 200, response.content
+    asked = sum(Permission._meta.db_table in query["sql"] for query in queries.captured_queries)
+    return asked, len(response.json()["results"])
+
+
+@pytest.fixture
+def two_gangs(db):
+    make_gang("ml", "mine", submitter="alice")
+    make_gang("ml", "theirs", submitter="bob")
+
+
+def test_the_permission_question_is_asked_once_per_entry(alice, two_gangs, clock):
+    client = client_for(alice)
+    assert permission_queries(client) == (1, 1)
+    assert permission_queries(client) == (0, 1)
+    clock.now += TTL  # a new lookup asks again
+    assert permission_queries(client) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    "grant, revoke",
+    [
+        pytest.param(
+            lambda user: user.groups.add(Group.objects.get(name="operators")),
+            lambda user: user.groups.remove(Group.objects.get(name="operators")),
+            id="operators group",
+        ),
+        pytest.param(
+            lambda user: user.user_permissions.add(Permission.objects.get(codename="view_gang")),
+            lambda user: user.user_permissions.clear(),
+            id="direct permission",
+        ),
+    ],
+)
+def test_a_permission_change_is_seen_at_once(alice, two_gangs, grant, revoke):
+    client = client_for(alice)
+    assert permission_queries(client) == (1, 1)
+    grant(alice)
+    assert permission_queries(client) == (1, 2)  # every gang, at once
+    revoke(alice)
+    assert permission_queries(client) == (1, 1)  # her own again, at once
+
+
+def test_a_group_losing_the_permission_is_seen_at_once(alice, two_gangs):
+    operators = Group.objects.get(name="operators")
+    alice.groups.add(operators)
+    client = client_for(alice)
+    assert permission_queries(client) == (1, 2)
+    operators.permissions.remove(Permission.objects.get(codename="view_gang"))
+    assert permission_queries(client) == (1, 1)
+
+
+def test_a_permission_change_without_a_signal_is_seen_once_the_cache_time_has_passed(alice, two_gangs, clock):
+    client = client_for(alice)
+    assert permission_queries(client) == (1, 1)
+    operators = Group.objects.get(name="operators")
+    User.groups.through.objects.create(user=alice, group=operators)  # a bare row: no m2m_changed
+    assert permission_queries(client) == (0, 1)  # the documented bound: at most the cache time
+    clock.now += TTL
+    assert permission_queries(client) == (1, 2)
