@@ -8,29 +8,27 @@ several queues calls ``queues_check(specs)`` once for all of them and then ``que
 checked=True)`` parents first (``queues_put`` does both), so that an apply raising a parent's
 max and its children's guarantees together is judged as a whole, not step by step.
 
-Who may submit (``queue_allows``), when at least one Queue row exists (with none, queues are
-not in use and everything is the implicit ``default`` queue): operators (and the server-side
-CLI, and the Kubernetes mirror) anywhere; anyone else only to a queue that exists and either has
-no QueueAccess rows or lists them or one of their groups. ``default`` is open unless a Queue
-row named ``default`` has access rows. To a submitter, a queue they may not use reads exactly
-as one that does not exist: ``queue X not found`` (``queue_require``).
+Who may submit (``queue_allows``, asked in one query in services/queue_access.py), when at least
+one Queue row exists (with none, queues are not in use and everything is the implicit
+``default`` queue): operators (and the server-side CLI, and the Kubernetes mirror) anywhere;
+anyone else only to a queue that exists and either has no QueueAccess rows or lists them or one
+of their groups. ``default`` is open unless a Queue row named ``default`` has access rows. To a
+submitter, a queue they may not use reads exactly as one that does not exist: ``queue X not
+found`` (``queue_require``).
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Q
 
 from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
 from scheduler_core.declarations.validate import DeclarationError, join
-from scheduler_core.engine.model import DEFAULT_QUEUE
-from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor, Topology
+from scheduler_core.models import LocalQueue, Queue, ResourceFlavor, Topology
 
+from .queue_access import queue_allows, queue_require
 from .queue_checks import local_queue_active, queue_active, queues_check, spec_of
-from .tenancy import CHANGE_ALL, Actor
 
 __all__ = [
     "QueueInUse",
@@ -284,37 +282,3 @@ def queue_for_gang(namespace: str, declared_name: str) -> str:
         .first()
     )
     return target or declared_name
-
-
-def queue_allows(user, queue_name: str) -> bool:
-    """Whether ``user`` (a User, or a tenancy ``Actor``) may submit work to ``queue_name``
-    (already resolved: ``queue_for_gang``); the rules are this module's docstring's."""
-    if user.changes_all if isinstance(user, Actor) else user.has_perm(CHANGE_ALL):
-        return True
-    queue = Queue.objects.filter(name=queue_name).only("pk").first()
-    if queue is None:
-        return queue_name == DEFAULT_QUEUE or not Queue.objects.exists()
-    access = QueueAccess.objects.filter(queue=queue)
-    if not access.exists():
-        return True
-    if isinstance(user, Actor):
-        user = get_user_model().objects.filter(username=user.username).first()
-        if user is None:
-            return False
-    return access.filter(user=user).exists() or access.filter(group__in=user.groups.all()).exists()
-
-
-def queue_require(actor: Actor, namespace: str, declared_name: str, field: str) -> None:
-    """Refuse work ``actor`` may not put in the queue it names, exactly as a missing queue; and
-    work a submitter puts in a cohort or a queue with children (work runs in leaf queues)."""
-    if actor.changes_all:
-        return
-    resolved = queue_for_gang(namespace, declared_name)
-    if not queue_allows(actor, resolved):
-        raise DeclarationError(field, f"queue {declared_name} not found")
-    inner = Queue.objects.filter(name=resolved).filter(Q(cohort=True) | Q(children__isnull=False))
-    if inner.exists():  # told only to whoever may use it
-        raise DeclarationError(
-            field,
-            f"queue {declared_name} is not a leaf queue: name one of its children (work runs in leaves)",
-        )

@@ -9,8 +9,9 @@ from scheduler_core.cluster.kube.mirror import CLUSTER
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.declarations.documents import documents_parse
 from scheduler_core.declarations.validate import DeclarationError
-from scheduler_core.models import Gang, Member, Queue, QueueAccess
-from scheduler_core.services.queues import queue_allows
+from scheduler_core.models import Gang, LocalQueue, Member, Queue, QueueAccess
+from scheduler_core.services.queue_access import queue_facts
+from scheduler_core.services.queues import queue_allows, queue_require
 from scheduler_core.services.submit import gang_submit
 from scheduler_core.services.tenancy import Actor
 
@@ -140,3 +141,41 @@ def test_a_submitter_names_a_leaf_queue(alice):
         assert reason == f"queue {queue} is not a leaf queue: name one of its children (work runs in leaves)"
     manifests_apply(documents_parse(PODGROUP.format(name="a", queue="nlp")), actor=actor)
     assert Gang.objects.get(name="a").queue == "nlp"
+
+
+def test_a_local_queue_is_judged_by_its_cluster_queue(alice, bob, closed_queue):
+    """A Kueue LocalQueue resolves to its ClusterQueue before the rules are applied: one
+    namespace's ``main`` may point at a closed queue, another's at an open one, and a name with
+    no LocalQueue in the namespace is itself."""
+    LocalQueue.objects.create(namespace="ml", name="main", cluster_queue=closed_queue)
+    LocalQueue.objects.create(namespace="web", name="main", cluster_queue=Queue.objects.get(name="public"))
+    assert refusal(lambda: queue_require(Actor.of(alice), "ml", "main", "queue")) == (
+        "queue",
+        "queue main not found",
+    )
+    queue_require(Actor.of(bob), "ml", "main", "queue")  # listed on the cluster queue
+    queue_require(Actor.of(alice), "web", "main", "queue")
+    queue_require(Actor.of(alice), "ml", "public", "queue")
+    assert queue_facts(username="alice", queue="main", namespace="ml").name == "private"
+    assert queue_facts(username="alice", queue="main").name == "main"  # no namespace: no resolution
+
+
+def test_a_local_queue_of_a_parent_is_not_a_leaf(alice):
+    parent = Queue.objects.create(name="ml")
+    Queue.objects.create(name="nlp", parent=parent)
+    LocalQueue.objects.create(namespace="team", name="main", cluster_queue=parent)
+    field, reason = refusal(lambda: queue_require(Actor.of(alice), "team", "main", "queue"))
+    assert reason == "queue main is not a leaf queue: name one of its children (work runs in leaves)"
+
+
+def test_an_actor_with_no_user_row_is_granted_nothing_by_access_rows(closed_queue):
+    ghost = Actor("ghost", False, False)
+    assert not queue_allows(ghost, "private")
+    assert queue_allows(ghost, "public")
+
+
+@pytest.mark.parametrize("queue", ["default", "public", "private", "nowhere"])
+def test_the_question_is_one_query(alice, closed_queue, queue, django_assert_num_queries):
+    actor = Actor.of(alice)
+    with django_assert_num_queries(1):
+        queue_allows(actor, queue)
