@@ -8,16 +8,17 @@ straight back to whoever submitted.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.engine.quantity import QuantityError, parse_resources
-from scheduler_core.models import Gang, GangEventKind, Member, RestartPolicy
+from scheduler_core.models import Gang, GangEvent, GangEventKind, Member, RestartPolicy
 from scheduler_core.sql_rows import rows_insert
 from scheduler_core.tasks import cycle_trigger
 from scheduler_core.validators import (
@@ -26,7 +27,6 @@ from scheduler_core.validators import (
     validate_tolerations,
 )
 
-from .history import event_record
 from .queues import queue_require
 from .tenancy import CLI, Actor
 from .topology import constraint_check, known_topologies
@@ -100,21 +100,24 @@ def gang_submit(
     key = f"{namespace}/{name}"
     fields = _gang_fields(key, min_member, len(pods), gang_fields)
     members = _members(namespace, pods, where=f"gang {key}")
-    holder = Gang.objects.filter(namespace=namespace, name=name).values_list("submitter", flat=True).first()
+    holder, pod = taken(namespace, name, [member.name for member in members])
     if holder is not None:
         actor.refuse_taken(holder, f"gang {key}")
-    _refuse_existing(namespace, members, actor)
+    if pod is not None:
+        actor.refuse_taken(pod[1], f"pod {namespace}/{pod[0]}")
     # A queue the submitter may not use answers as a missing one (services/queues.py).
     queue_require(actor, namespace, fields.get("queue", "default"), "queue")
     _topology_check(fields)
-    gang = Gang.objects.create(namespace=namespace, name=name, min_member=min_member, **fields)
+    # The rows go in through rows_insert (sql_rows.py): the ORM's INSERT compiler cost more than
+    # the rest of a one-pod submission. No signal listens to these models' saves.
+    gang = Gang(namespace=namespace, name=name, min_member=min_member, **fields)
+    rows_insert(Gang, [gang])
     for member in members:
         # Its pods are the gang's: its policy recreates them.
         member.gang, member.submitter, member.owner = gang, gang.submitter, f"gang/{name}"
-    rows_insert(Member, members)  # bulk_create's INSERT, without its per-value Python cost
-    event_record(
-        gang=gang, kind=GangEventKind.CREATED, reason=f"{len(members)} pods, min_member {min_member}"
-    )
+    rows_insert(Member, members)
+    reason = f"{len(members)} pods, min_member {min_member}"
+    rows_insert(GangEvent, [GangEvent(gang=gang, kind=GangEventKind.CREATED, reason=reason, details={})])
     logger.info(
         "gang %s submitted: %d pods, min_member %d", key, len(members), min_member, extra={"gang": key}
     )
@@ -232,7 +235,27 @@ def _selector_terms(affinity: Any) -> Any:
 
 
 def _refuse_existing(namespace: str, members: list[Member], actor: Actor) -> None:
-    taken = Member.objects.filter(namespace=namespace, name__in=[m.name for m in members])
-    first = taken.order_by("name").values_list("name", "submitter").first()
-    if first is not None:
-        actor.refuse_taken(first[1], f"pod {namespace}/{first[0]}")
+    _, pod = taken(namespace, None, [m.name for m in members])
+    if pod is not None:
+        actor.refuse_taken(pod[1], f"pod {namespace}/{pod[0]}")
+
+
+def taken(namespace: str, gang: str | None, pods: list[str]) -> tuple[str | None, tuple[str, str] | None]:
+    """Who holds the gang ``namespace/gang`` (None: nobody), and the first of ``pods`` (by name)
+    that exists in the namespace with its submitter (None: none); one query."""
+    with connection.cursor() as cursor:
+        cursor.execute(_taken_sql(), {"namespace": namespace, "gang": gang, "pods": pods})
+        rows = cursor.fetchall()
+    holder = next((submitter for kind, _, submitter in rows if kind == "gang"), None)
+    pod = next(((name, submitter) for kind, name, submitter in rows if kind == "pod"), None)
+    return holder, pod
+
+
+@functools.cache
+def _taken_sql() -> str:
+    gangs, members = Gang._meta.db_table, Member._meta.db_table
+    return (
+        f"(SELECT 'gang', name, submitter FROM {gangs} WHERE namespace = %(namespace)s AND name = %(gang)s) "
+        f"UNION ALL (SELECT 'pod', name, submitter FROM {members} "
+        "WHERE namespace = %(namespace)s AND name = ANY(%(pods)s) ORDER BY name LIMIT 1)"
+    )
