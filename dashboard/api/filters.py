@@ -22,9 +22,14 @@ class FilterBackend(DjangoFilterBackend):
     parameter, known or not, takes django-filter's own path as before."""
 
     def filter_queryset(self, request, queryset, view):
-        if set(request.query_params) <= PAGE_PARAMS:
+        if unfiltered(request):
             return queryset
         return super().filter_queryset(request, queryset, view)
+
+
+def unfiltered(request) -> bool:
+    """Whether the request asks for no filter: its query holds the paginator's parameters only."""
+    return set(request.query_params) <= PAGE_PARAMS
 
 
 class GangFilter(django_filters.FilterSet):

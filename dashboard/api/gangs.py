@@ -34,12 +34,11 @@ from .fields import (
     rfc1123_label_error,
     rfc1123_subdomain_error,
 )
-from .filters import GangFilter
+from .filters import GangFilter, unfiltered
 from .pagination import ApiPagination
 from .parsers import JSONParser
 from .permissions import CanKillGang, CanRetryGang, api_actor
 from .serializers import (
-    GANG_OUTPUT_COLUMNS,
     EventOutput,
     GangOutput,
     GangRowOutput,
@@ -205,9 +204,8 @@ class GangListSubmitApi(generics.ListAPIView):
     parser_classes = [JSONParser]
 
     def get_queryset(self):
-        # Newest first, served by the (created, id) and (submitter, created, id) indexes.
-        gangs = selectors.gang_visible(user=self.request.user).only(*GANG_OUTPUT_COLUMNS)
-        return gangs.order_by("-created", "-id")
+        plain = unfiltered(self.request) and not getattr(self, "swagger_fake_view", False)
+        return selectors.gang_list(user=self.request.user, plain=plain)
 
     @extend_schema(
         operation_id="gangs_list",

@@ -17,7 +17,9 @@ from scheduler_core.models import Gang, GangEvent, Node, SchedulingCycle
 from scheduler_core.node_usage import usage_by_node
 from scheduler_core.topology_reads import domains_by_node, level_keys, topologies
 
+from .gang_rows import GangRows
 from .permissions import sees_all_gangs
+from .serializers import GANG_OUTPUT_COLUMNS
 
 
 def gang_visible(*, user) -> QuerySet[Gang]:
@@ -26,6 +28,15 @@ def gang_visible(*, user) -> QuerySet[Gang]:
     if sees_all_gangs(user):
         return gangs
     return gangs.filter(submitter=user.get_username())
+
+
+def gang_list(*, user, plain: bool) -> QuerySet[Gang] | GangRows:
+    """``gang_visible``'s gangs as the list reads them, newest first (the (created, id) and
+    (submitter, created, id) indexes): with ``plain`` (no filter to apply) in one hand-written
+    query (dashboard/api/gang_rows.py), otherwise a queryset for the filters."""
+    if plain:
+        return GangRows(None if sees_all_gangs(user) else user.get_username())
+    return gang_visible(user=user).only(*GANG_OUTPUT_COLUMNS).order_by("-created", "-id")
 
 
 def gang_find(*, user, namespace: str, name: str) -> Gang | None:
