@@ -104,7 +104,9 @@ def renew(key: str) -> tuple | None:
     except exceptions.AuthenticationFailed:
         forget_token(key)
         return None
-    _store(key, _Entry(expires, user.pk, _values(user), _values(token)))
+    entry = _Entry(expires, user.pk, _values(user), _values(token))
+    _store(key, entry)
+    user._gangsched_perms = entry.perms  # the caller's permission question is kept with it
     return user, expires
 
 

@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
 from dashboard.api import authentication
+from dashboard.api.permissions import VIEW_ALL_GANGS
 from gangsched.asgi import application
 from tests.cast import make_gang
 
@@ -64,6 +65,8 @@ async def test_a_token_about_to_expire_is_renewed_while_its_reads_stay_hits(cloc
     assert (await get(key)) == (200, "hit")
     assert await renewed_after(key, expires)
     assert authentication.cached_entry(key).expires == clock.now + TTL
+    # The renewal's permission question is kept with the new entry: Django does not ask it again.
+    assert authentication.cached_entry(key).perms == {VIEW_ALL_GANGS: False}
     clock.now += 0.5 * TTL  # past the first lookup's expiry: still answered from memory
     assert (await get(key)) == (200, "hit")
 
