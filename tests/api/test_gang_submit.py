@@ -335,3 +335,14 @@ def test_the_throttle_counts_in_one_cache_per_process_with_the_settings_prefix(a
     assert process_cache() is not shared and process_cache().key_prefix == "another"
     # a fresh prefix holds no count: the next submission passes
     assert as_alice.post(URL, job(name="u", pods=[pod("u-0")], minMember=1), format="json").status_code == 201
+
+
+def test_the_answer_is_the_stored_gang_as_drfs_serializer_shows_it(as_alice):
+    """The 201 is built by GangRowOutput (no per-field DRF calls) from the gang as submitted:
+    it is exactly what GangOutput makes of the gang read back from the database."""
+    from dashboard.api.serializers import GangOutput
+
+    response = as_alice.post(URL, job(waitSeconds=90, priority=-5, totalNumber=3), format="json")
+    assert response.status_code == 201, response.content
+    stored = Gang.objects.select_related("group").get(namespace="ml", name="train")
+    assert response.json() == GangOutput(stored).data

@@ -240,3 +240,18 @@ def test_decimal_numbers_are_exact(value: Decimal) -> None:
 def test_cpu_cores_and_milli_agree(milli: int) -> None:
     assert canonical_amount("cpu", f"{milli}m") == milli
     assert canonical_amount("cpu", format_amount("cpu", milli)) == milli
+
+
+def test_remembered_answers_keep_every_refusal():
+    """canonical_amount remembers answers per value and type: a bool after the int it equals is
+    still refused, an unhashable value still gets a QuantityError, and refusals are asked anew."""
+    assert canonical_amount("cpu", 1) == 1000
+    assert canonical_amount("cpu", 1) == 1000
+    for bad in (True, [1], {"cpu": 1}, "1x", -1):
+        for _ in range(2):
+            with pytest.raises(QuantityError):
+                canonical_amount("cpu", bad)
+    assert canonical_amount("nvidia.com/gpu", "2") == 2
+    with pytest.raises(QuantityError):
+        canonical_amount("nvidia.com/gpu", "0.5")  # the same text is fine for cpu, not for a GPU
+    assert canonical_amount("cpu", "0.5") == 500
