@@ -39,8 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.pages import admin_execute, configure_environment  # noqa: E402
+
 BENCH_DB = "gangsched_bench_api"
-PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 WARMUP = 10
 
 
@@ -53,21 +54,9 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def admin_execute(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(dbname="postgres", autocommit=True, **PG) as conn:
-        conn.execute(sql)
-
-
 def configure(db: str) -> None:
-    os.environ["DJANGO_SETTINGS_MODULE"] = "gangsched.settings"
-    from bench.local_key import ensure_local_key
-
-    ensure_local_key()
-    os.environ["DATABASE_URL"] = f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{db}"
-    os.environ["ALLOWED_HOSTS"] = "testserver,localhost"
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    """A fresh, migrated ``db`` for this process (bench/pages.py's environment)."""
+    configure_environment(db)
     admin_execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
     admin_execute(f'CREATE DATABASE "{db}"')
     import django
