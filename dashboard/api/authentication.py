@@ -90,11 +90,13 @@ def now() -> float:
     return _now()
 
 
-def renew(key: str) -> tuple | None:
+def renew(key: str, before_keeping=None) -> tuple | None:
     """Look the token up again and keep it for another ``GANGSCHED_TOKEN_CACHE_SECONDS`` from
     now (the ASGI fast path asks this shortly before an entry in use expires, in the background,
     so a poller's reads never wait for the lookup); its user and the new expiry, or None, and
-    the entry dropped, if the token no longer authenticates."""
+    the entry dropped, if the token no longer authenticates. ``before_keeping(user, expires)``
+    runs before the new entry is visible: what the fast path needs beside the entry (the
+    user's scope) is then never older than the entry, so no read falls back to Django between."""
     ttl = token_cache_seconds()
     if ttl <= 0:
         return None
@@ -105,8 +107,10 @@ def renew(key: str) -> tuple | None:
         forget_token(key)
         return None
     entry = _Entry(expires, user.pk, _values(user), _values(token))
-    _store(key, entry)
     user._gangsched_perms = entry.perms  # the caller's permission question is kept with it
+    if before_keeping is not None:
+        before_keeping(user, expires)
+    _store(key, entry)
     return user, expires
 
 

@@ -202,12 +202,14 @@ def token_renewal_due(scope: dict) -> str | None:
 
 def token_renew(key: str) -> None:
     """Renew a token's cache entry and its remembered scope from the database (two queries;
-    in a thread of its own). Both are then as fresh as after a request Django answered."""
-    renewed = authentication.renew(key)
-    if renewed is not None:
-        user, expires = renewed
+    in a thread of its own). Both are then as fresh as after a request Django answered; the
+    scope is remembered first, so the renewed entry never meets a scope that expired."""
+
+    def remember_scope(user, expires: float) -> None:
         scope = read_cache.scope_of(sees_all=sees_all_gangs(user), username=user.get_username())
         read_cache.scope_remember(key, expires, scope)
+
+    authentication.renew(key, before_keeping=remember_scope)
 
 
 def fast_answer(scope: dict) -> read_cache.Entry | None:

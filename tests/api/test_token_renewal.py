@@ -13,7 +13,8 @@ from channels.testing import HttpCommunicator
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
-from dashboard.api import authentication
+from dashboard.api import authentication, read_cache
+from dashboard.api.cached_reads import token_renew
 from dashboard.api.permissions import VIEW_ALL_GANGS
 from gangsched.asgi import application
 from tests.cast import make_gang
@@ -82,3 +83,21 @@ async def test_a_renewal_of_a_token_that_no_longer_authenticates_drops_it(clock,
     assert not await renewed_after(key, expires)
     assert authentication.cached_entry(key) is None
     assert (await get(key))[0] == 401
+
+
+def test_a_renewed_entry_becomes_visible_only_after_its_scope_is_remembered(clock, alice, monkeypatch):
+    """The race the test above once lost on a slow machine: the renewal kept the new entry
+    before it remembered the user's scope, so a read in between found a fresh token with no
+    scope and went to Django. Now the scope is in place whenever the entry is."""
+    key = Token.objects.get_or_create(user=alice)[0].key
+    seen_at_store = []
+    store = authentication._store
+
+    def spying_store(token_key, entry):
+        seen_at_store.append(read_cache.scope_recall(token_key, clock.now))
+        store(token_key, entry)
+
+    monkeypatch.setattr(authentication, "_store", spying_store)
+    token_renew(key)
+    assert seen_at_store == [read_cache.scope_of(sees_all=False, username="alice")]
+    assert authentication.cached_entry(key).expires == clock.now + TTL
