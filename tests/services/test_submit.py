@@ -1,9 +1,10 @@
 """gang_submit / pod_submit: one transaction, canonical units, errors that name the culprit."""
 
 import pytest
+from django.db import connection
 
 from scheduler_core.models import Gang, GangEvent, GangEventKind, Member
-from scheduler_core.services.submit import gang_submit, pod_submit
+from scheduler_core.services.submit import _taken_sql, gang_submit, pod_submit, taken
 
 pytestmark = pytest.mark.django_db
 
@@ -114,3 +115,28 @@ def test_a_pod_can_be_submitted_alone():
     assert (member.gang, member.requests, member.key) == (None, {"cpu": 2000}, "batch/solo")
     with pytest.raises(ValueError, match="pod batch/solo already exists"):
         pod_submit(namespace="batch", name="solo")
+
+
+def test_of_several_pods_taken_the_first_by_name_is_named_with_its_submitter():
+    gang_submit(namespace="ml", name="a", min_member=2, pods=[pod("w-7"), pod("w-3")], submitter="alice")
+
+    assert taken("ml", "a", ["x-1", "w-7", "w-3"]) == ("alice", ("w-3", "alice"))
+    assert taken("ml", "b", ["x-1"]) == (None, None)
+    assert taken("other", "a", ["w-3"]) == (None, None)
+
+
+def test_taken_probes_each_pod_by_its_whole_key_even_without_table_statistics():
+    """Asked as ``name = ANY(pods)`` PostgreSQL scanned the namespace's part of the unique index
+    and filtered by name when the table had no statistics yet (a new installation under a burst
+    of submissions): each submission cost more as the namespace grew. The plan must look every
+    pod up by namespace and name."""
+    gang_submit(namespace="ml", name="a", min_member=1, pods=[pod(f"w-{i}") for i in range(50)])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM pg_statistic WHERE starelid = %s::regclass", [Member._meta.db_table]
+        )
+        cursor.execute("EXPLAIN " + _taken_sql(), {"namespace": "ml", "gang": "a", "pods": ["w-1", "w-2"]})
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    member_scan = next(line for line in plan.splitlines() if "Index Cond" in line and "p.name" in line)
+    assert "namespace" in member_scan, plan
+    assert "Filter" not in plan, plan
