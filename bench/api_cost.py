@@ -16,7 +16,9 @@ background recomputation computes them; the submission throttle off), after ten 
 CPU is ``time.process_time`` (this process: Django, DRF, psycopg's client side); the database
 server's own time is in the wall time, not in the CPU. The CPU time per request is the figure to
 compare between two checkouts on one machine: it moves much less than wall time with what else
-runs. Nothing asserts; the script prints a table and writes JSON.
+runs. Then a full garbage collection's CPU in this process, with nothing frozen and after
+``gc.freeze()`` and ``--requests`` more list-and-submit pairs (gangsched/gc_policy.py). Nothing
+asserts; the script prints a table and writes JSON.
 
 It uses a database of its own, ``gangsched_bench_api`` (dropped and created at start, migrated,
 dropped at the end), holding ``--gangs`` gangs of the submitter and as many of other users
@@ -140,6 +142,40 @@ def measure(name: str, call, count: int) -> dict:
     }
 
 
+def full_collection_cpu_ms() -> float:
+    """The CPU of one full collection of the cyclic garbage collector in this process (the
+    median of three), as CPython runs one in a web process with Django loaded."""
+    import gc
+
+    samples = []
+    for _ in range(3):
+        c0 = time.process_time()
+        gc.collect()
+        samples.append((time.process_time() - c0) * 1000)
+    return round(statistics.median(samples), 2)
+
+
+def garbage_collection(call, count: int) -> dict:
+    """A full collection before and after gangsched/gc_policy.py's freeze: the survivors of one
+    full collection are frozen, ``count`` more requests run, and a full collection then looks
+    only at what those left behind."""
+    import gc
+
+    before = full_collection_cpu_ms()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        for _ in range(count):
+            call()
+        after = full_collection_cpu_ms()
+    finally:
+        gc.unfreeze()
+    return {
+        "full_collection_cpu_ms": {"nothing_frozen": before, "after_freeze": after},
+        "frozen_objects": frozen,
+    }
+
+
 def main() -> None:
     args = parse_args()
     configure(args.db)
@@ -163,6 +199,9 @@ def main() -> None:
                 args.requests,
             ),
         ]
+        collection = garbage_collection(
+            lambda: submitter.get("/api/v1/gangs/?pageSize=20") and submit(), args.requests
+        )
     finally:
         from django.db import connections
 
@@ -176,6 +215,12 @@ def main() -> None:
             f"{row['kind']:10s} {row['status']:6d} {row['queries']:7d} {row['cpu_ms']['mean']:8.2f} "
             f"{row['cpu_ms']['p50']:6.2f} {row['wall_ms']['mean']:8.2f} {row['wall_ms']['p50']:6.2f}"
         )
+    cpu = collection["full_collection_cpu_ms"]
+    print(
+        f"a full garbage collection: {cpu['nothing_frozen']:.1f} ms of CPU, {cpu['after_freeze']:.1f} ms "
+        f"after freezing its survivors ({collection['frozen_objects']:,} objects) "
+        f"and {args.requests} more requests"
+    )
     result = {
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": {
@@ -187,6 +232,7 @@ def main() -> None:
         "requests": args.requests,
         "gangs": args.gangs,
         "kinds": rows,
+        "garbage_collection": collection,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")

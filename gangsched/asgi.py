@@ -240,7 +240,10 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
+from gangsched import gc_policy  # noqa: E402
 from scheduler_core.session_names import name_web_sessions  # noqa: E402
+
+_background: set[asyncio.Task] = set()  # the loop keeps only weak references to tasks
 
 router = ProtocolTypeRouter(
     {
@@ -252,14 +255,19 @@ router = ProtocolTypeRouter(
 
 async def application(scope, receive, send):
     """The router, and the ASGI lifespan: at startup this process names its database sessions
-    (scheduler_core/session_names.py), so the read cache knows its own writes' notifications."""
+    (scheduler_core/session_names.py), so the read cache knows its own writes' notifications,
+    and starts its garbage collection policy (gangsched/gc_policy.py)."""
     if scope["type"] != "lifespan":
         return await router(scope, receive, send)
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
             await sync_to_async(name_web_sessions)()
+            _background.add(asyncio.get_running_loop().create_task(gc_policy.run()))
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            for task in _background:
+                task.cancel()
+            _background.clear()
             await send({"type": "lifespan.shutdown.complete"})
             return

@@ -4,9 +4,12 @@ of gangs and events. The fields they are made of, with their limits, are ``field
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
-from rest_framework import serializers
+from django.utils import timezone
+from rest_framework import ISO_8601, serializers
+from rest_framework.settings import api_settings
 
 from scheduler_core.models import Gang
 from scheduler_core.selectors import gang_state
@@ -145,6 +148,26 @@ def _datetime(value) -> str | None:
     return None if value is None else _DATETIME.to_representation(value)
 
 
+def _is_utc(tz) -> bool:
+    return tz is dt.UTC or getattr(tz, "key", None) in ("UTC", "Etc/UTC")
+
+
+def _utc_datetimes() -> bool:
+    """Whether DateTimeField writes ISO 8601 in UTC now (TIME_ZONE "UTC", no other zone
+    activated): then a UTC value's text is its own ``isoformat()`` with ``Z``."""
+    return api_settings.DATETIME_FORMAT == ISO_8601 and _is_utc(timezone.get_current_timezone())
+
+
+def _utc_datetime(value) -> str | None:
+    """``_datetime`` for when ``_utc_datetimes()`` holds: DRF looks the current time zone up
+    for every value (most of a listed gang's serialization), this only for values not in UTC."""
+    if value is None:
+        return None
+    if _is_utc(value.tzinfo):
+        return value.isoformat()[:-6] + "Z"  # "+00:00" replaced, as DRF does
+    return _DATETIME.to_representation(value)
+
+
 def _or_none(convert, value):
     return None if value is None else convert(value)
 
@@ -156,6 +179,7 @@ class GangRowOutput(GangOutput):
 
     def to_representation(self, gang: Gang) -> dict:
         group = gang.group
+        as_text = self._datetime_writer()
         return {
             "key": f"{gang.namespace}/{gang.name}",
             "namespace": gang.namespace,
@@ -183,9 +207,16 @@ class GangRowOutput(GangOutput):
             "failed": gang.failed,
             "reason": gang.reason,
             "message": gang.message,
-            "created": _datetime(gang.created),
-            "updated": _datetime(gang.updated),
+            "created": as_text(gang.created),
+            "updated": as_text(gang.updated),
         }
+
+    def _datetime_writer(self):
+        """Chosen once per serializer (a list's rows share one): the time zone is the request's."""
+        writer = getattr(self, "_writes_datetimes", None)
+        if writer is None:
+            writer = self._writes_datetimes = _utc_datetime if _utc_datetimes() else _datetime
+        return writer
 
 
 class EventOutput(serializers.Serializer):

@@ -148,6 +148,9 @@ GANGSCHED_API_CACHE = parse_bool("GANGSCHED_API_CACHE", os.environ.get("GANGSCHE
 # Seconds a cached gang read may be answered behind the scheduler's own progress while it is
 # recomputed (dashboard/api/read_cache.py); 0: never.
 GANGSCHED_API_CACHE_MAX_STALE_SECONDS = float(os.environ.get("GANGSCHED_API_CACHE_MAX_STALE_SECONDS", "1"))
+# A web process freezes what survives a full garbage collection and thaws it this often, so
+# cyclic garbage among it is collected (gangsched/gc_policy.py); 0 turns the freezing off.
+GANGSCHED_GC_THAW_SECONDS = float(os.environ.get("GANGSCHED_GC_THAW_SECONDS", "600"))
 
 # Shared by every web process, so a throttle counts one user's requests across all of them.
 CACHES = {

@@ -3,12 +3,16 @@ path answers: a bounded number of queries whatever the page holds, the hand-buil
 DRF's, the one-query operator check equal to ``has_perm``, the unfiltered list equal to the
 filtered path with no filter."""
 
+import zoneinfo
+
 import pytest
 from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from rest_framework.fields import DateTimeField
 
+from dashboard.api import serializers
 from dashboard.api.permissions import VIEW_ALL_GANGS, sees_all_gangs
 from dashboard.api.serializers import GANG_OUTPUT_COLUMNS, GangOutput, GangRowOutput
 from scheduler_core.models import Gang
@@ -121,3 +125,24 @@ class EveryoneViews:
 
     def has_perm(self, user, perm, obj=None):
         return perm == VIEW_ALL_GANGS
+
+
+def test_row_datetimes_are_drfs_in_utc_and_under_another_active_time_zone(alice):
+    """GangRowOutput writes a UTC datetime itself (DRF looks the time zone up per value); under
+    another active zone, or for a value in another zone, it is DRF's text again."""
+    make_gang("ml", "a", submitter="alice")
+    Gang.objects.filter(name="a").update(updated=timezone.now().replace(microsecond=0))
+    field = DateTimeField()
+    for zone in ("UTC", "Europe/Paris"):
+        with timezone.override(zone):
+            rows = list(Gang.objects.select_related("group").only(*GANG_OUTPUT_COLUMNS))
+            (fast,) = GangRowOutput(rows, many=True).data
+            assert (fast["created"], fast["updated"]) == (
+                field.to_representation(rows[0].created),
+                field.to_representation(rows[0].updated),
+            )
+    assert fast["created"].endswith("+01:00") or fast["created"].endswith("+02:00")
+    paris = rows[0].created.astimezone(zoneinfo.ZoneInfo("Europe/Paris"))
+    assert serializers._utc_datetime(paris) == field.to_representation(paris)
+    utc = rows[0].updated
+    assert serializers._utc_datetime(utc) == utc.isoformat().replace("+00:00", "Z")

@@ -132,9 +132,7 @@ def test_taken_probes_each_pod_by_its_whole_key_even_without_table_statistics():
     pod up by namespace and name."""
     gang_submit(namespace="ml", name="a", min_member=1, pods=[pod(f"w-{i}") for i in range(50)])
     with connection.cursor() as cursor:
-        cursor.execute(
-            "DELETE FROM pg_statistic WHERE starelid = %s::regclass", [Member._meta.db_table]
-        )
+        cursor.execute("DELETE FROM pg_statistic WHERE starelid = %s::regclass", [Member._meta.db_table])
         cursor.execute("EXPLAIN " + _taken_sql(), {"namespace": "ml", "gang": "a", "pods": ["w-1", "w-2"]})
         plan = "\n".join(row[0] for row in cursor.fetchall())
     member_scan = next(line for line in plan.splitlines() if "Index Cond" in line and "p.name" in line)
