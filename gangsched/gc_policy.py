@@ -2,10 +2,11 @@
 frozen, so the next full collection looks only at what came since.
 
 A web process holds a few hundred thousand objects that live as long as it does (Django, DRF,
-the modules, the read cache), and a full collection walks them all with the GIL held: 124 ms of
-CPU (bench/api_cost.py), during which every request of the process, the cached reads the event
-loop answers included, stands still. Under bench/load.py CPython ran one about every 10 s in
-each web process: its Django threads move short-lived objects into the oldest generation fast.
+the modules, the read cache), and a full collection walks them all with the GIL held: 110-125 ms
+of CPU (bench/api_cost.py), during which every request of the process, the cached reads the
+event loop answers included, stands still. Under bench/load.py CPython runs one every few
+seconds in each web process: its Django threads move short-lived objects into the oldest
+generation fast.
 Here each full collection is followed by ``gc.freeze()`` (from the event loop, not inside the
 collector's callback): its survivors move to the permanent generation, which collections skip,
 and the next full collection costs 0.4 ms (bench/api_cost.py, after 300 requests). Frozen
