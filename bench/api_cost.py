@@ -156,19 +156,27 @@ def full_collection_cpu_ms() -> float:
 
 
 def garbage_collection(call, count: int) -> dict:
-    """A full collection before and after gangsched/gc_policy.py's freeze: the survivors of one
-    full collection are frozen, ``count`` more requests run, and a full collection then looks
-    only at what those left behind."""
+    """A full collection before and after gangsched/gc_policy.py freezes: the policy, as the web
+    process runs it, sees a full collection end and freezes its survivors; ``count`` more calls
+    run, and a full collection then looks only at what those left behind."""
     import gc
 
-    before = full_collection_cpu_ms()
-    gc.freeze()
+    from gangsched.gc_policy import FreezeAfterFullCollections
+
+    before = full_collection_cpu_ms()  # ends with a full collection the policy has not seen
+    policy = FreezeAfterFullCollections(thaw_s=float("inf"))
+    gc.callbacks.append(policy.on_gc)
     try:
+        gc.collect()
+        policy.step()  # what the web process's event loop does after a full collection
         frozen = gc.get_freeze_count()
         for _ in range(count):
             call()
+        gc.callbacks.remove(policy.on_gc)  # the measurement's own collections are not followed
         after = full_collection_cpu_ms()
     finally:
+        if policy.on_gc in gc.callbacks:
+            gc.callbacks.remove(policy.on_gc)
         gc.unfreeze()
     return {
         "full_collection_cpu_ms": {"nothing_frozen": before, "after_freeze": after},
@@ -199,9 +207,12 @@ def main() -> None:
                 args.requests,
             ),
         ]
-        collection = garbage_collection(
-            lambda: submitter.get("/api/v1/gangs/?pageSize=20") and submit(), args.requests
-        )
+
+        def list_then_submit():
+            submitter.get("/api/v1/gangs/?pageSize=20")
+            submit()
+
+        collection = garbage_collection(list_then_submit, args.requests)
     finally:
         from django.db import connections
 
