@@ -9,7 +9,8 @@ Run it against a ``make run`` of its own (docs/reliability.md, *Load*, has the c
 it needs the server's database (the same ``DATABASE_URL``), where it creates the users
 ``load-000`` ... and their API tokens (``load-000`` ... ``load-<operators - 1>`` in the
 ``operators`` group) and nothing else. Each client is one user with one HTTP keep-alive
-connection (asyncio + aiohttp), looping without pause (or, with ``--think S``, waiting about S
+connection (uvloop + bench/keepalive.py, whose CPU per request is a fifth of aiohttp's: the
+script shares the server's two cores), looping without pause (or, with ``--think S``, waiting about S
 seconds between requests, as API clients and dashboards that poll do; each such client starts
 at a random moment of its first S seconds, as independent pollers do):
 
@@ -35,7 +36,9 @@ Reported per kind (read, submit): requests, throughput, latency p50/p90/p99/max 
 (anything but 200/201, and connection failures), a ``timeline`` of latency per 10 s, and
 ``by_cache``: the requests and latency per way the server answered (its ``X-Cache`` header: ``hit``,
 ``stale``, ``coalesced``, ``miss``; ``none`` when Django answered without the fast path); the
-load average before and after (the server, its worker and this script share the machine).
+load average before and after (the server, its worker and this script share the machine); and
+this script's own part: its CPU per request (``client_cpu_ms_per_request``) and how late its
+event loop ran a 5 ms timer (``client_loop_lag_ms``), a delay every latency it measured includes.
 Targets: zero errors, read p99 under 200 ms. Nothing asserts; the script prints a table and
 writes JSON. ``seconds`` runs until the last client stops, so with ``--think`` it includes up
 to 1.5 think times after ``--duration``, and throughput is a little understated.
@@ -46,6 +49,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import gc
 import json
 import os
 import platform
@@ -56,13 +60,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import aiohttp
+import httptools
+import uvloop
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.keepalive import Connection  # noqa: E402
+
 READ_P99_TARGET_MS = 200
+#: A request not answered within this is a failure (``TimeoutError``).
+REQUEST_TIMEOUT_S = 30.0
 
 
 def parse_args() -> argparse.Namespace:
@@ -145,59 +154,54 @@ async def client(
 ) -> None:
     """One user's loop; ``t0`` is when the measured part starts (requests sent before it go
     to the ``warmup`` tally)."""
-    headers = {"Authorization": f"Token {key}"}
-    connector = aiohttp.TCPConnector(limit=1)  # one keep-alive connection per client
-    timeout = aiohttp.ClientTimeout(total=30)
+    connection = Connection(args.url, f"Token {key}")
+    read_request = connection.get_bytes("/api/v1/gangs/?pageSize=20")
     # Submissions staggered over the interval, so they do not arrive in waves.
     next_submit = time.monotonic() + random.Random(index).uniform(0, args.submit_interval)
     submitted, last = 0, ""
     pause = random.Random(10_000 + index)
-    async with aiohttp.ClientSession(
-        args.url, headers=headers, connector=connector, timeout=timeout
-    ) as session:
-        if args.think > 0:  # pollers start at their own moment, not all in the same millisecond
-            await asyncio.sleep(pause.uniform(0, args.think))
-        while time.monotonic() < stop_at:
-            # A submit is due every interval, but never twice in a row: when requests take
-            # longer than the interval the client still lists (the mix stays read-heavy).
-            if time.monotonic() >= next_submit and last != "submit":
-                kind, method, path = "submit", "POST", "/api/v1/gangs/"
-                name = f"{run}-c{index:03d}-{submitted}"
-                body = {
-                    "namespace": "load",
-                    "name": name,
-                    "minMember": 1,
-                    "waitSeconds": 600,
-                    "pods": [
-                        {
-                            "name": name,
-                            "requests": {"cpu": "100m", "memory": "128Mi"},
-                            "durationSeconds": 5,
-                        }
-                    ],
-                }
-                submitted += 1
-                next_submit += args.submit_interval
-            else:
-                kind, method, path, body = "read", "GET", "/api/v1/gangs/?pageSize=20", None
-            last = kind
-            started = time.perf_counter()
-            tally = tallies[kind] if started >= t0 else tallies["warmup"]
-            try:
-                async with session.request(method, path, json=body) as response:
-                    await response.read()
-                    tally.statuses[response.status] += 1
-                    how = response.headers.get("X-Cache", "none")
-                    ms = (time.perf_counter() - started) * 1000
-                    tally.by_cache.setdefault(how, []).append(ms)
-            except (aiohttp.ClientError, TimeoutError) as error:
-                tally.failures[type(error).__name__] += 1
-                continue
-            finally:
-                tally.latencies_ms.append((time.perf_counter() - started) * 1000)
-                tally.sent_at.append(started - t0)
-            if args.think > 0:
-                await asyncio.sleep(pause.uniform(0.5, 1.5) * args.think)
+    if args.think > 0:  # pollers start at their own moment, not all in the same millisecond
+        await asyncio.sleep(pause.uniform(0, args.think))
+    while time.monotonic() < stop_at:
+        # A submit is due every interval, but never twice in a row: when requests take
+        # longer than the interval the client still lists (the mix stays read-heavy).
+        if time.monotonic() >= next_submit and last != "submit":
+            kind = "submit"
+            name = f"{run}-c{index:03d}-{submitted}"
+            body = {
+                "namespace": "load",
+                "name": name,
+                "minMember": 1,
+                "waitSeconds": 600,
+                "pods": [
+                    {
+                        "name": name,
+                        "requests": {"cpu": "100m", "memory": "128Mi"},
+                        "durationSeconds": 5,
+                    }
+                ],
+            }
+            request = connection.post_json_bytes("/api/v1/gangs/", body)
+            submitted += 1
+            next_submit += args.submit_interval
+        else:
+            kind, request = "read", read_request
+        last = kind
+        started = time.perf_counter()
+        tally = tallies[kind] if started >= t0 else tallies["warmup"]
+        try:
+            status, how = await connection.send(request, timeout=REQUEST_TIMEOUT_S)
+            tally.statuses[status] += 1
+            tally.by_cache.setdefault(how, []).append((time.perf_counter() - started) * 1000)
+        except (OSError, TimeoutError, httptools.HttpParserError) as error:
+            tally.failures[type(error).__name__] += 1
+            continue
+        finally:
+            tally.latencies_ms.append((time.perf_counter() - started) * 1000)
+            tally.sent_at.append(started - t0)
+        if args.think > 0:
+            await asyncio.sleep(pause.uniform(0.5, 1.5) * args.think)
+    connection.close()
 
 
 def timeline(tally: Tally, seconds: float, window: float = 10.0) -> list[dict]:
@@ -253,19 +257,45 @@ async def load(args: argparse.Namespace, keys: list[str], tallies: dict[str, Tal
     run = dt.datetime.now(dt.UTC).strftime("r%H%M%S")  # gang names of this run's own
     stop_at = time.monotonic() + args.warmup + args.duration
     t0 = time.perf_counter() + args.warmup
+    loop = asyncio.get_running_loop()
+    lag = loop.create_task(loop_lag(stop_at, t0, tallies["lag"]))
+    from gangsched import gc_policy  # after django.setup() (tokens): it reads the settings
+
+    collector = loop.create_task(gc_policy.run())
     await asyncio.gather(*(client(i, key, args, stop_at, tallies, run, t0) for i, key in enumerate(keys)))
+    lag.cancel()
+    collector.cancel()
     return time.perf_counter() - t0
+
+
+#: How often ``loop_lag`` wakes to see how late this script's own event loop is.
+LAG_PROBE_S = 0.005
+
+
+async def loop_lag(stop_at: float, t0: float, tally: Tally) -> None:
+    """How late this script's event loop runs a timer (its own CPU share and scheduling, on a
+    machine it shares with the server): a latency measured here includes that delay, so a
+    reader can tell the client's part of a read's p99 from the server's."""
+    while time.monotonic() < stop_at:
+        asked = time.perf_counter()
+        await asyncio.sleep(LAG_PROBE_S)
+        if asked >= t0:
+            tally.latencies_ms.append((time.perf_counter() - asked - LAG_PROBE_S) * 1000)
 
 
 def main() -> None:
     args = parse_args()
     keys = tokens(args.clients, args.operators)  # the ORM, before the event loop starts
-    tallies = {"read": Tally(), "submit": Tally(), "warmup": Tally()}
+    gc.collect()
+    gc.freeze()
+    tallies = {"read": Tally(), "submit": Tally(), "warmup": Tally(), "lag": Tally()}
     warm = f" after {args.warmup:.0f} s of warm-up" if args.warmup else ""
     who = f"{args.clients} clients ({args.operators} operators)"
     print(f"{who} against {args.url} for {args.duration:.0f} s{warm}")
     load_before = [round(x, 2) for x in os.getloadavg()]  # what else the machine was doing
-    seconds = asyncio.run(load(args, keys, tallies))
+    cpu_before = time.process_time()
+    seconds = uvloop.run(load(args, keys, tallies))
+    client_cpu_s = time.process_time() - cpu_before
     load_after = [round(x, 2) for x in os.getloadavg()]
     result = {
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -287,9 +317,16 @@ def main() -> None:
         "read": summary(tallies["read"], seconds, ok=200),
         "submit": summary(tallies["submit"], seconds, ok=201),
         "targets": {"errors": 0, "read_p99_ms": READ_P99_TARGET_MS},
+        "client_loop_lag_ms": {
+            f"p{int(share * 100)}": round(percentile(tallies["lag"].latencies_ms, share), 1)
+            for share in (0.5, 0.9, 0.99)
+        },
     }
     total = result["read"]["requests"] + result["submit"]["requests"]
     result["per_second"] = round(total / seconds, 1)
+    # This script's own CPU per request (warm-up included in both): what it takes from the server.
+    all_requests = total + len(tallies["warmup"].latencies_ms)
+    result["client_cpu_ms_per_request"] = round(1000 * client_cpu_s / max(1, all_requests), 3)
     warmup = tallies["warmup"]
     warmup_errors = sum(n for status, n in warmup.statuses.items() if status not in (200, 201))
     warmup_errors += sum(warmup.failures.values())
@@ -314,6 +351,8 @@ def main() -> None:
     for how, row in result["read"]["by_cache"].items():
         share = 100 * row["requests"] / max(1, result["read"]["requests"])
         print(f"  read {how:<7} {share:5.1f}%  p50 {row['p50_ms']:>7} ms  p99 {row['p99_ms']:>7} ms")
+    lag = result["client_loop_lag_ms"]
+    print(f"this script's event loop ran timers late by p50 {lag['p50']} ms, p99 {lag['p99']} ms")
     met = result["meets_targets"]
     print(f"total {result['per_second']} req/s, {result['errors']} errors; targets met: {met}")
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
