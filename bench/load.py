@@ -9,7 +9,7 @@ Run it against a ``make run`` of its own (docs/reliability.md, *Load*, has the c
 it needs the server's database (the same ``DATABASE_URL``), where it creates the users
 ``load-000`` ... and their API tokens (``load-000`` ... ``load-<operators - 1>`` in the
 ``operators`` group) and nothing else. Each client is one user with one HTTP keep-alive
-connection (uvloop + bench/keepalive.py, whose CPU per request is a fifth of aiohttp's: the
+connection (uvloop + bench/keepalive.py, whose CPU per request is a quarter of aiohttp's: the
 script shares the server's two cores), looping without pause (or, with ``--think S``, waiting about S
 seconds between requests, as API clients and dashboards that poll do; each such client starts
 at a random moment of its first S seconds, as independent pollers do):
@@ -286,6 +286,9 @@ async def loop_lag(stop_at: float, t0: float, tally: Tally) -> None:
 def main() -> None:
     args = parse_args()
     keys = tokens(args.clients, args.operators)  # the ORM, before the event loop starts
+    # Django's objects, loaded for tokens(), are out of every later collection, and survivors of
+    # full collections during the run are frozen as in the web process (gangsched/gc_policy.py):
+    # the script's collections are not counted in the latencies it measures.
     gc.collect()
     gc.freeze()
     tallies = {"read": Tally(), "submit": Tally(), "warmup": Tally(), "lag": Tally()}
