@@ -90,23 +90,23 @@ class Connection:
 
     async def send(self, request: bytes, timeout: float) -> tuple[int, str]:
         """(status, X-Cache or ``none``) of the answer to ``request`` (bytes from ``get_bytes``
-        or ``post_json_bytes``); raises OSError (ConnectionClosed included), TimeoutError or
-        httptools.HttpParserError, after which the next request opens a new connection."""
-        answer = self._answer
-        if answer is None or answer.lost or not answer.keep_alive:
-            if answer is not None:
-                answer.transport.close()
-            loop = asyncio.get_running_loop()
-            _, answer = await loop.create_connection(_Answer, self.host, self.port)
-            self._answer = answer
-        answer.waiting = asyncio.get_running_loop().create_future()
-        answer.cache = "none"
-        answer.transport.write(request)
+        or ``post_json_bytes``), within ``timeout`` seconds in all, connecting included (as
+        aiohttp's total timeout did); raises OSError (ConnectionClosed included), TimeoutError
+        or httptools.HttpParserError, after which the next request opens a new connection."""
         try:
-            return await asyncio.wait_for(answer.waiting, timeout)
+            async with asyncio.timeout(timeout):
+                answer = self._answer
+                if answer is None or answer.lost or not answer.keep_alive:
+                    self.close()
+                    loop = asyncio.get_running_loop()
+                    _, self._answer = await loop.create_connection(_Answer, self.host, self.port)
+                    answer = self._answer
+                answer.waiting = asyncio.get_running_loop().create_future()
+                answer.cache = "none"
+                answer.transport.write(request)
+                return await answer.waiting
         except BaseException:
-            answer.transport.close()  # an answer may still arrive: never read it as the next one's
-            self._answer = None
+            self.close()  # an answer may still arrive: never read it as the next one's
             raise
 
     def close(self) -> None:
