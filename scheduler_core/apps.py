@@ -15,3 +15,6 @@ class SchedulerCoreConfig(AppConfig):
         # Celery's autodiscovery imports only each app's tasks.py; the declarations package
         # has its own (the provisional-gang promotion), registered here.
         from scheduler_core.declarations import tasks as _declaration_tasks  # noqa: F401
+        from scheduler_core.events import connect_signals
+
+        connect_signals()  # a gang's deletion reaches the open sockets (scheduler_core/events.py)

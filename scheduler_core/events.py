@@ -2,8 +2,20 @@
 
 Services insert events in the same transaction as the change they describe; ``events_publish``
 sends the unpublished ones, oldest first, to the ``gangs`` group (every dashboard page) and to
-``gang.<namespace>.<name>`` (a gang's detail page), then stamps ``published_at``. An event is
+``gang.<id>`` (a socket subscribed to that gang), then stamps ``published_at``. An event is
 sent at least once; pages treat events as "something changed, here is what", never as counters.
+
+Each event carries its gang's database id (``gang_id``) besides its key: a key names whichever
+gang holds it now, and a gang deleted and created again under the same key by someone else is
+another gang with another id (PostgreSQL hands an id out once, as Kubernetes a UID). The
+consumer (``dashboard/consumers.py``) decides visibility and subscriptions per id.
+
+A deleted gang's history goes with it, so its deletion cannot travel through the outbox: once
+the deletion commits, ``gang.deleted`` (its id and key) is sent to ``gangs`` (every socket),
+whatever deleted it (services, the admin, the Kubernetes mirror, a queryset: ``post_delete``),
+so sockets drop their subscription to it and their cached answer about it. Best effort: a notice
+lost (Redis away) leaves a subscription no event will reach and an answer about an id no event
+will carry again.
 """
 
 from __future__ import annotations
@@ -13,18 +25,20 @@ import logging
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
+from django.db.models.signals import post_delete
 from django.utils import timezone
 
-from scheduler_core.models import GangEvent
+from scheduler_core.models import Gang, GangEvent
 
 logger = logging.getLogger(__name__)
 
 ALL_GANGS = "gangs"
 
 
-def gang_group_name(namespace: str, name: str) -> str:
-    """A channel-layer group name for one gang (only ASCII letters, digits, '-', '_', '.')."""
-    return f"gang.{namespace}.{name}"[:99]
+def gang_group_name(gang_id: int) -> str:
+    """The channel-layer group of one gang, by id: a gang re-created under the same key has
+    another group, so a subscription to the old one never carries the new one's events."""
+    return f"gang.{gang_id}"
 
 
 def event_payload(event: GangEvent) -> dict:
@@ -33,6 +47,7 @@ def event_payload(event: GangEvent) -> dict:
         "type": "gang.event",
         "id": event.pk,
         "gang": gang.key,
+        "gang_id": gang.pk,
         "kind": event.kind,
         "reason": event.reason,
         "created": event.created.isoformat(),
@@ -58,7 +73,7 @@ def events_publish(*, limit: int = 500) -> int:
             for event in events:
                 payload = event_payload(event)
                 messages.append((ALL_GANGS, payload))
-                messages.append((gang_group_name(event.gang.namespace, event.gang.name), payload))
+                messages.append((gang_group_name(event.gang_id), payload))
             # One event loop for the whole batch: async_to_sync per send started a loop (and the
             # channel layer a Redis connection) for every message, some 6 ms each.
             async_to_sync(_send_all)(layer, messages)
@@ -70,3 +85,31 @@ async def _send_all(layer, messages: list[tuple[str, dict]]) -> None:
     """Send in order, one ``group_send`` after the other, as the loop above used to."""
     for group, payload in messages:
         await layer.group_send(group, payload)
+
+
+def deleted_payload(gang: Gang) -> dict:
+    return {"type": "gang.deleted", "gang_id": gang.pk, "gang": gang.key}
+
+
+def _gang_deleted(sender, instance: Gang, using: str, **kwargs) -> None:
+    payload = deleted_payload(instance)  # now: the instance loses its pk once deleted
+    transaction.on_commit(lambda: deleted_send(payload), using=using)
+
+
+def deleted_send(payload: dict) -> None:
+    """Send one deletion notice; a failure is logged, never raised into the deleting caller
+    (its transaction has committed)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(ALL_GANGS, payload)
+    except Exception:
+        logger.warning("deletion of gang %s not sent to the sockets", payload["gang"], exc_info=True)
+
+
+def connect_signals() -> None:
+    """Called from the scheduler_core app's ``ready()``: every deletion of a gang, a queryset's
+    and a cascade's too, sends its notice (Django's fast delete is skipped for Gang then; a
+    gang's members and events already made it collect the rows)."""
+    post_delete.connect(_gang_deleted, sender=Gang, dispatch_uid="gang-deleted-notice")

@@ -7,6 +7,7 @@ from channels.db import database_sync_to_async
 
 from scheduler_core.events import events_publish
 from scheduler_core.models import Gang, GangEvent
+from scheduler_core.services.delete import gang_delete
 
 from .conftest import communicator
 
@@ -63,6 +64,7 @@ async def test_an_operator_receives_a_published_event(olga):
     assert message["gang"] == "ml/bert"
     assert message["kind"] == "bound"
     assert {"id", "reason", "created", "phase", "satisfied"} <= set(message)
+    assert "gang_id" not in message  # the server's: pages name gangs by key, as the API does
     await comm.disconnect()
 
 
@@ -97,6 +99,38 @@ async def test_subscribing_to_someone_elses_gang_is_answered_as_a_missing_one(al
         await comm.send_json_to({"subscribe": key})
         answer = await comm.receive_json_from(timeout=3)
         assert answer["error"] == "cannot subscribe: gang not found"
+    await comm.disconnect()
+
+
+def delete_by_service(key: str) -> None:
+    """As ``manage.py delete``, the manifests and the namespace's deletion do."""
+    namespace, name = key.split("/")
+    gang_delete(namespace=namespace, name=name, by="test")
+
+
+def delete_by_queryset(key: str) -> None:
+    """As the admin's "delete selected" does."""
+    namespace, name = key.split("/")
+    Gang.objects.filter(namespace=namespace, name=name).delete()
+
+
+@pytest.mark.parametrize("delete", [delete_by_service, delete_by_queryset])
+async def test_a_deleted_gang_ends_its_subscriptions(alice, delete):
+    await database_sync_to_async(event_for)("ml/alices", "alice", kind="created")
+    comm = communicator(alice)
+    await comm.connect()
+    await comm.send_json_to({"subscribe": "ml/alices"})
+    assert await comm.receive_json_from(timeout=3) == {"subscribed": "ml/alices"}
+    await database_sync_to_async(delete)("ml/alices")
+    # The deletion's notice went to the socket before this event: once the event is here, the
+    # notice has been handled.
+    await publish(("ml/other", "alice"))
+    assert [m["gang"] for m in await received(comm)] == ["ml/other"]
+    await comm.send_json_to({"unsubscribe": "ml/alices"})  # no subscription left to end
+    assert await comm.receive_json_from(timeout=3) == {
+        "error": "cannot unsubscribe: gang not found",
+        "unsubscribe": "ml/alices",
+    }
     await comm.disconnect()
 
 
