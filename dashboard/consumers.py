@@ -12,8 +12,12 @@ subscribed for the old one lets through.
 
 - Anonymous sockets are accepted and closed at once with code 4401, so a page can tell "log in
   again" from a dropped connection (a refused handshake reaches a browser only as 1006).
-- Answers are cached per connection and per gang id for ``VISIBILITY_TTL_S``; permission
-  changes apply on the next connection.
+- Answers are cached per connection and per gang id for ``VISIBILITY_TTL_S``. The user's own
+  rights (``view_gang``, which makes them see every gang, and the user row itself) are read
+  again at most every ``VISIBILITY_TTL_S``, when an event or a message arrives: an operator
+  removed from the operators group stops receiving other people's events within that bound, on
+  a socket already open (the cached answers go too when that right changes). A user deleted or
+  deactivated since is closed with 4401, as their next page would sign them out.
 - ``{"subscribe": "ns/name"}`` finds the gang of that key the user may see, now, and joins its
   group ``gang.<id>``; ``{"unsubscribe": "ns/name"}`` leaves it. Events reaching the socket
   through both groups are forwarded once (by event id).
@@ -25,10 +29,11 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from time import monotonic
+from time import monotonic  # a name of this module's: tests move its clock, not everyone's
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.contrib.auth import get_user_model
 
 from dashboard.api.permissions import sees_all_gangs
 from dashboard.api.selectors import gang_visible
@@ -55,6 +60,16 @@ def user_may_see_gang_id(user, gang_id: int) -> bool:
     return gang_visible(user=user).filter(pk=gang_id).exists()
 
 
+def user_rights(user) -> tuple[object | None, bool]:
+    """The user as the database has them now, and whether they see every gang; (None, False)
+    once deleted or deactivated. ``sees_all_gangs`` keeps its answer on the user object, so the
+    object from connect would give the same answer for the socket's whole life."""
+    fresh = get_user_model()._default_manager.filter(pk=user.pk).first()
+    if fresh is None or not fresh.is_active:
+        return None, False
+    return fresh, sees_all_gangs(fresh)
+
+
 class GangEventsConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -64,6 +79,7 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
             return
         self.user = user
         self.sees_all = await database_sync_to_async(sees_all_gangs)(user)
+        self.rights_until = monotonic() + VISIBILITY_TTL_S
         self.visible: OrderedDict[int, tuple[float, bool]] = OrderedDict()
         self.seen: OrderedDict[int, None] = OrderedDict()
         self.subscriptions: dict[str, int] = {}  # key -> the id of the gang subscribed to
@@ -76,6 +92,22 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
             for gang_id in self.subscriptions.values():
                 await self.channel_layer.group_discard(gang_group_name(gang_id), self.channel_name)
 
+    async def rights_check(self) -> None:
+        """Read the user's rights again once ``VISIBILITY_TTL_S`` has passed (two queries per
+        socket and period at most; nothing between)."""
+        now = monotonic()
+        if now < self.rights_until or self.user is None:
+            return
+        self.rights_until = now + VISIBILITY_TTL_S
+        fresh, sees_all = await database_sync_to_async(user_rights)(self.user)
+        if fresh is None:  # as their next page would be: signed out
+            self.user, self.sees_all = None, False
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        if sees_all != self.sees_all:
+            self.visible.clear()  # answers given under the other right
+        self.user, self.sees_all = fresh, sees_all
+
     def _remember(self, gang_id: int, allowed: bool, now: float) -> None:
         self.visible[gang_id] = (now + VISIBILITY_TTL_S, allowed)
         self.visible.move_to_end(gang_id)
@@ -85,7 +117,7 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
     async def may_see(self, gang_id) -> bool:
         if self.sees_all:
             return True
-        if not isinstance(gang_id, int):  # an event without a gang id: nobody's to show
+        if self.user is None or not isinstance(gang_id, int):  # closed; an event without a gang id
             return False
         now = monotonic()
         cached = self.visible.get(gang_id)
@@ -97,6 +129,9 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content, **kwargs) -> None:
         if not isinstance(content, dict):
+            return
+        await self.rights_check()
+        if self.user is None:
             return
         for action in ("subscribe", "unsubscribe"):
             key = content.get(action)
@@ -132,6 +167,7 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
         event_id = event.get("id")
         if event_id in self.seen:
             return
+        await self.rights_check()
         if not await self.may_see(event.get("gang_id")):
             return
         self.seen[event_id] = None

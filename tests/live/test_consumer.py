@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from channels.db import database_sync_to_async
+from django.contrib.auth.models import User
 
+from dashboard import consumers
 from scheduler_core.events import events_publish
 from scheduler_core.models import Gang, GangEvent
 from scheduler_core.services.delete import gang_delete
@@ -132,6 +136,37 @@ async def test_a_deleted_gang_ends_its_subscriptions(alice, delete):
         "unsubscribe": "ml/alices",
     }
     await comm.disconnect()
+
+
+def rights_expire(monkeypatch) -> None:
+    """The consumer's clock, moved past the time its answers about the user are kept."""
+    monkeypatch.setattr(consumers, "monotonic", lambda: time.monotonic() + consumers.VISIBILITY_TTL_S)
+
+
+def olga_leaves_the_operators() -> None:
+    User.objects.get(username="olga").groups.clear()
+
+
+async def test_an_operator_removed_from_the_operators_stops_receiving_others_events(olga, monkeypatch):
+    comm = communicator(olga)
+    await comm.connect()
+    await publish(("ml/alices", "alice"))
+    assert [m["gang"] for m in await received(comm)] == ["ml/alices"]
+    await database_sync_to_async(olga_leaves_the_operators)()
+    rights_expire(monkeypatch)
+    await publish(("ml/alices", "alice"), ("ml/olgas", "olga"))
+    assert [m["gang"] for m in await received(comm)] == ["ml/olgas"]  # on the socket already open
+    await comm.disconnect()
+
+
+async def test_a_user_deactivated_since_connecting_is_closed_with_4401(alice, monkeypatch):
+    comm = communicator(alice)
+    await comm.connect()
+    await database_sync_to_async(User.objects.filter(username="alice").update)(is_active=False)
+    rights_expire(monkeypatch)
+    await publish(("ml/alices", "alice"))
+    assert await comm.receive_output(timeout=3) == {"type": "websocket.close", "code": 4401}
+    await comm.disconnect(code=4401)
 
 
 async def test_an_idle_socket_stays_open_past_the_layer_s_blocking_wait(olga):
