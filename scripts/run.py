@@ -8,7 +8,9 @@ after 1 s, doubling up to 30 s while it keeps exiting within a minute of its sta
 ``RESTART_LIMIT`` such quick exits in a row it is broken, not unlucky, so the others are stopped
 too and the exit status says so.
 
-The web server is uvicorn with ``WEB_CONCURRENCY`` worker processes (default: one per CPU).
+The web server is uvicorn with ``WEB_CONCURRENCY`` worker processes (default: one per CPU),
+started through gangsched/web_server.py, so it believes ``X-Forwarded-For`` only from
+``GANGSCHED_TRUSTED_PROXIES`` (by default from no one, though every local client is on 127.0.0.1).
 Django runs a request's synchronous code (every DRF view) in one thread per process, so one
 process serves one request at a time; several use every core. Websockets work across them:
 their groups go through the Redis channel layer. uvicorn's workers are its own children, in the
@@ -99,7 +101,7 @@ def commands(host: str, port: int, web_processes: int = 1) -> dict[str, list[str
         "web": [
             PY,
             "-m",
-            "uvicorn",
+            "gangsched.web_server",  # uvicorn, trusting forwarded headers from GANGSCHED_TRUSTED_PROXIES only
             "gangsched.asgi:application",
             "--host",
             host,

@@ -53,7 +53,7 @@ BACKEND_VARIABLES = {
 PROCESSES = {
     "gangsched-web": (
         "web",
-        ["uvicorn", "gangsched.asgi:application", "--host", "0.0.0.0", "--port", "8000"],
+        ["python", "-m", "gangsched.web_server", "gangsched.asgi:application", "--host", "0.0.0.0"],
     ),
     "gangsched-worker": ("worker", ["celery", "-A", "gangsched", "worker", "-l", "info"]),
     "gangsched-beat": ("beat", ["celery", "-A", "gangsched", "beat", "-l", "info"]),
@@ -211,6 +211,17 @@ def test_each_process_runs_its_command_from_the_gangsched_image():
             assert each["image"] == IMAGE, f"{name}/{each['name']} runs {each['image']}"
     kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
     assert [image["name"] for image in kustomization["images"]] == [IMAGE]
+
+
+def test_the_web_server_believes_forwarded_headers_from_the_trusted_proxies_only():
+    """Through gangsched/web_server.py, as `make run`: plain uvicorn would believe any client's
+    X-Forwarded-For on 127.0.0.1, where `kubectl port-forward` connects from."""
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    (cmd,) = [json.loads(line[len("CMD ") :]) for line in dockerfile.splitlines() if line.startswith("CMD ")]
+    command = container(deployments()["gangsched-web"], "web")["command"]
+    for line in (cmd, command):
+        assert line[:4] == ["python", "-m", "gangsched.web_server", "gangsched.asgi:application"]
+        assert not {"--proxy-headers", "--forwarded-allow-ips"} & {arg.partition("=")[0] for arg in line}
 
 
 def test_the_web_pod_migrates_the_database_first():

@@ -70,7 +70,7 @@ def test_a_bad_web_concurrency_stops_make_run_before_anything_starts(run):
 
 def test_the_web_command_is_uvicorn_with_that_many_workers(run):
     web = run.commands("127.0.0.1", 8123, 3)["web"]
-    assert web[1:4] == ["-m", "uvicorn", "gangsched.asgi:application"]
+    assert web[1:4] == ["-m", "gangsched.web_server", "gangsched.asgi:application"]  # uvicorn (web_server.py)
     assert web[web.index("--workers") + 1] == "3"
     assert web[web.index("--port") + 1] == "8123" and web[web.index("--host") + 1] == "127.0.0.1"
     assert set(run.commands("127.0.0.1", 8000)) == {"web", "worker", "beat"}
