@@ -10,7 +10,7 @@ from .env import parse_bool, parse_list
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 DEBUG = parse_bool("DEBUG", os.environ.get("DEBUG"), default=False)
-# SECRET_KEY is in security.py: with DEBUG off an unset, short or published key stops startup.
+# SECRET_KEY is in security.py: with DEBUG off an unset, short, predictable or published key stops startup.
 ALLOWED_HOSTS = parse_list(os.environ.get("ALLOWED_HOSTS"), "127.0.0.1,localhost")
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -3,9 +3,25 @@
 Django signs sessions, password-reset links and CSRF tokens with this key: whoever knows it can
 sign in as anyone. So with ``DEBUG`` off (or ``GANGSCHED_HTTPS=1``) a key that is unset, empty,
 shorter than 50 characters or made of fewer than 5 different characters (Django's own
-``security.W009`` rule), or one that is published (the laptop default and the example in
-deploy/kubernetes/secret.example.yaml, or anything starting ``django-insecure-``) stops the
-process.
+``security.W009`` rule), one made from a published key, or one too predictable to be random
+stops the process.
+
+*Published* is compared after normalising (``normalised``: case folded, only letters and
+digits kept), and anywhere in the key: the laptop default and the example in
+deploy/kubernetes/secret.example.yaml with a space, a dash or a capital changed, with a suffix or
+prefix, or repeated, are still those keys; so is anything with ``django-insecure`` (what
+startproject generates: a key meant for development) or a placeholder phrase ("change me",
+"your secret key here", "replace me") in it. A random key holds one of them (eight letters and
+digits or more in a row) by chance less than once in 10^10 keys.
+
+*Predictable* is an estimate of the key's randomness (``estimated_bits``) under 128 bits: each
+character it does not repeat from earlier in the key is worth log2 of the number of different
+characters it uses, and each repeat of 4 or more characters earlier in the key is worth one
+character. "abcde" * 10 (116 bits by length alone) is 14; "changeme" or "your-secret-key-here"
+repeated to 50+ characters, 25 and 73. A generated key is far above the line: 50 characters of
+Django's ``get_random_secret_key()`` about 250 bits, ``secrets.token_urlsafe(50)`` and
+``openssl rand -base64 48`` over 300, ``openssl rand -hex 32`` about 256
+(tests/security/test_secret_key.py draws thousands of each).
 
 Why here, in the settings, and why ``sys.exit(2)`` rather than ``ImproperlyConfigured``: every
 process gangsched runs (``manage.py``, the ASGI/WSGI server, the Celery worker and beat)
@@ -24,28 +40,66 @@ stays, as before.
 
 from __future__ import annotations
 
+import math
 import sys
+import unicodedata
 from pathlib import Path
 
 #: The laptop default: published in this repository, so never a production key.
 DEV_KEY = "django-insecure-gangsched-dev-only-change-me"
-PUBLISHED = frozenset(
-    {
-        DEV_KEY,
-        # the value in deploy/kubernetes/secret.example.yaml
-        "example-only-replace-me-with-50-random-characters-0000000000",
-    }
+PUBLISHED = (
+    DEV_KEY,
+    "example-only-replace-me-with-50-random-characters-0000000000",  # deploy/kubernetes/secret.example.yaml
+    "django-insecure",  # what startproject generates: a key meant for development
+    "change-me",
+    "your-secret-key-here",
+    "replace-me",
 )
-PUBLISHED_PREFIX = "django-insecure-"  # what startproject generates: a key meant for development
 MIN_LENGTH = 50  # Django's security.W009
 MIN_UNIQUE_CHARACTERS = 5  # Django's security.W009
+MIN_BITS = 128  # estimated randomness (module docstring)
+MIN_REPEAT = 4  # a repeat of this many characters or more is worth one character
 # Written by scripts/run.py (make run) on a fresh checkout.
 LOCAL_KEY_FILE = Path(__file__).resolve().parent.parent.parent / ".run" / "secret_key"
 HOW_TO = (
-    "set SECRET_KEY to 50+ random characters: python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    "set SECRET_KEY to 50+ random characters from a generator, not a phrase or a pattern:"
+    " python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"
     " (on a laptop, `make run` writes one to .run/secret_key)"
 )
 EXIT_STATUS = 2  # a usage error, as argparse exits
+
+
+def normalised(text: str) -> str:
+    """``text`` as compared with the published keys: Unicode-normalised (NFKC), case folded, and
+    only its letters and digits (no spaces, dashes, underscores or other separators)."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text).casefold() if ch.isalnum())
+
+
+_PUBLISHED = tuple(normalised(key) for key in PUBLISHED)
+
+
+def published(key: str) -> bool:
+    """Whether ``key`` holds a published key or phrase anywhere (module docstring)."""
+    text = normalised(key)
+    return any(known in text for known in _PUBLISHED)
+
+
+def estimated_bits(key: str) -> float:
+    """The randomness of ``key`` as the module docstring counts it: log2(different characters)
+    for each character that is not part of a repeat (of ``MIN_REPEAT`` or more characters
+    already seen, overlapping allowed: "abcabcabc" is "abc" and one repeat), plus one such
+    character per repeat."""
+    if len(set(key)) < 2:
+        return 0.0
+    symbols, i = 0, 0
+    while i < len(key):
+        length = MIN_REPEAT
+        # The longest repeat starting here: key[i:i+length] found starting before i.
+        while i + length <= len(key) and key.find(key[i : i + length], 0, i + length - 1) != -1:
+            length += 1
+        i += length - 1 if length > MIN_REPEAT else 1
+        symbols += 1
+    return symbols * math.log2(len(set(key)))
 
 
 def problem(key: str | None) -> str | None:
@@ -54,12 +108,18 @@ def problem(key: str | None) -> str | None:
         return "SECRET_KEY is not set"
     if not key.strip():
         return "SECRET_KEY is empty"
-    if key in PUBLISHED or key.startswith(PUBLISHED_PREFIX):
-        return "SECRET_KEY is a published development or example key"
+    if published(key):
+        return "SECRET_KEY is or contains a published development, example or placeholder key"
     if len(key) < MIN_LENGTH:
         return f"SECRET_KEY has {len(key)} characters, fewer than {MIN_LENGTH}"
     if len(set(key)) < MIN_UNIQUE_CHARACTERS:
         return f"SECRET_KEY has {len(set(key))} different characters, fewer than {MIN_UNIQUE_CHARACTERS}"
+    bits = estimated_bits(key)
+    if bits < MIN_BITS:
+        return (
+            f"SECRET_KEY is too predictable to be random (about {bits:.0f} bits, fewer than {MIN_BITS}:"
+            " a short part repeated, or too few different characters)"
+        )
     return None
 
 

@@ -10,9 +10,9 @@ cookies would never be sent back and the redirect would lead nowhere. When it is
 - the session and CSRF cookies are sent only over HTTPS;
 - a good ``SECRET_KEY`` is required even with ``DEBUG`` on (see below).
 
-``SECRET_KEY`` (secret_key.py): with ``DEBUG`` off or ``GANGSCHED_HTTPS=1``, an unset, empty, short
-or published key stops every process at startup with one line saying why; the laptop default
-would let anyone who has read this repository forge sessions.
+``SECRET_KEY`` (secret_key.py): with ``DEBUG`` off or ``GANGSCHED_HTTPS=1``, an unset, empty, short,
+predictable or published key stops every process at startup with one line saying why; the laptop
+default would let anyone who has read this repository forge sessions.
 
 Behind a proxy that terminates TLS, ``GANGSCHED_TRUST_X_FORWARDED_PROTO=1`` makes Django believe
 its ``X-Forwarded-Proto: https`` (set it only when the proxy overwrites that header, or a client
