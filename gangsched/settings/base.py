@@ -165,6 +165,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Submit, inspect and operate gangs on a Kubernetes (or simulated) cluster.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema, Swagger UI and Redoc are for signed-in users (a session or a token), as a
+    # Kubernetes API server serves its OpenAPI: an anonymous request for the schema gets the
+    # API's 401, as every endpoint but the token's; the viewers send to the sign-in page
+    # (dashboard/api/docs.py).
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI and Redoc assets come from drf-spectacular-sidecar: no CDN needed.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

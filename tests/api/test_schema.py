@@ -1,9 +1,11 @@
-"""The OpenAPI schema generates and validates without a warning; Swagger UI and Redoc are served
-from local static files (drf-spectacular-sidecar), never from a CDN."""
+"""The OpenAPI schema generates and validates without a warning; it, Swagger UI and Redoc are for
+signed-in users (a session or a token; anonymous requests get the API's 401); Swagger UI and Redoc
+are served from local static files (drf-spectacular-sidecar), never from a CDN."""
 
 import re
 
 import pytest
+import yaml
 from django.core.management import call_command
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +41,31 @@ OPERATIONS = {
 def test_the_schema_validates_with_no_warnings(tmp_path):
     # --fail-on-warn turns any warning (an unresolvable field, a view without a schema) into an error.
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
+
+
+@pytest.fixture
+def client(client, alice):
+    """A browser signed in (a session), as someone reading the API's docs is."""
+    client.force_login(alice)
+    return client
+
+
+@pytest.mark.parametrize("url", ["/api/schema/", "/api/docs/", "/api/redoc/"])
+def test_the_schema_and_its_viewers_are_for_signed_in_users(url, client, anonymous, as_alice):
+    refused = anonymous.get(url)
+    if url == "/api/schema/":  # for API clients: the API's 401
+        assert refused.status_code == 401 and refused["WWW-Authenticate"] == "Token"
+        reason = "Authentication credentials were not provided."
+        assert yaml.safe_load(refused.content) == {"errors": [{"field": None, "reason": reason}]}
+    else:  # pages: sign in first, as on the dashboard
+        assert refused.status_code == 302 and refused["Location"] == f"/accounts/login/?next={url}"
+    assert client.get(url).status_code == 200  # a session
+    assert as_alice.get(url).status_code == 200  # a token
+
+
+def test_a_bad_token_is_refused_by_the_viewers_too(anonymous):
+    anonymous.credentials(HTTP_AUTHORIZATION="Token made-up-token")
+    assert anonymous.get("/api/docs/").status_code == 401
 
 
 def test_the_schema_documents_every_api_operation(client):

@@ -104,6 +104,8 @@ REQUESTS = {
         {"name": f"queue-{role}", "guarantee": {"cpu": "1"}}
     ),
     ("api:queue", "PATCH", "default"): lambda role: _json({"weight": 2}),
+    # The schema as JSON (its default is YAML), so its refusal reads as every API refusal.
+    ("api-schema", "GET", "default"): lambda role: {"HTTP_ACCEPT": "application/json"},
     ("metrics", "GET", "foreign-address"): lambda role: {"REMOTE_ADDR": "203.0.113.7"},
     ("dashboard:gang-action", "POST", "default"): lambda role: {
         "data": {"action": "kill", "gang": f"ml/{SECRET}", "confirm": "yes", "next": "/timed-out/"}

@@ -130,9 +130,10 @@ TABLE: list[Row] = [
     row("api:simulations", "GET", *everyone(OK)),
     row("api:simulations", "POST", *OPERATORS_ONLY, ACCEPTED),
     row("api:simulation", "GET", *everyone(OK)),
-    row("api-schema", "GET", *PUBLIC),
-    row("api-docs", "GET", *PUBLIC),
-    row("api-redoc", "GET", *PUBLIC),
+    # The schema and its viewers: signed-in users only (docs/api.md).
+    row("api-schema", "GET", *everyone(OK)),
+    row("api-docs", "GET", *everyone(OK)),
+    row("api-redoc", "GET", *everyone(OK)),
     # Probes: health is public; metrics go by address (loopback here) or token, not by user.
     row("healthz", "GET", *PUBLIC),
     row("metrics", "GET", *PUBLIC),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils.regex_helper import normalize
+from rest_framework.renderers import TemplateHTMLRenderer
 
 #: The methods a view may serve, in the order the matrix reports them.
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -33,7 +34,7 @@ class Endpoint:
     path_format: str  # "/api/v1/gangs/%(namespace)s/%(name)s/"
     params: tuple[str, ...]
     methods: tuple[str, ...]
-    is_api: bool  # a DRF view: token authentication, JSON refusals
+    is_api: bool  # a DRF view of data: token authentication, JSON refusals (not an HTML page)
     is_admin: bool
 
     def path(self, values: dict[str, str]) -> str:
@@ -56,7 +57,7 @@ def endpoints() -> list[Endpoint]:
             path_format=path_format,
             params=params,
             methods=ADMIN_METHODS if is_admin else view_methods(pattern.callback),
-            is_api=_drf_view(pattern.callback) is not None,
+            is_api=_api_view(pattern.callback),
             is_admin=is_admin,
         )
     return list(found.values())
@@ -87,6 +88,13 @@ def _path_format(chain: tuple) -> tuple[str, tuple[str, ...]]:
 def _drf_view(callback):
     cls = getattr(callback, "cls", None)
     return cls if cls is not None and hasattr(cls, "initial") else None
+
+
+def _api_view(callback) -> bool:
+    """A DRF view that answers data (token authentication, JSON refusals); a DRF view that only
+    renders an HTML page (the API's Swagger UI and Redoc) is a page, asked with a session."""
+    cls = _drf_view(callback)
+    return cls is not None and not all(issubclass(r, TemplateHTMLRenderer) for r in cls.renderer_classes)
 
 
 def view_methods(callback) -> tuple[str, ...]:
