@@ -41,9 +41,11 @@ GANGSCHED_RECLAIM_DELAY_S = parse_seconds(
     "GANGSCHED_RECLAIM_DELAY_S", os.environ.get("GANGSCHED_RECLAIM_DELAY_S"), DEFAULT_RECLAIM_DELAY_S
 )
 
-# The scheduler lease (services/lease.py): a cycle's holder must finish (or renew) within this
-# many seconds, or another worker may take over and the stale holder's writes are refused.
-GANGSCHED_LEASE_TTL_S = float(os.environ.get("GANGSCHED_LEASE_TTL_S", "30"))
+# The scheduler lease (services/lease.py): renewed every third of this many seconds while a
+# cycle runs; a holder that stops renewing loses it after this long, a dead one (its PostgreSQL
+# session ended, or its process gone from the taker's machine) at once. A stale holder's writes
+# are refused.
+GANGSCHED_LEASE_TTL_S = float(os.environ.get("GANGSCHED_LEASE_TTL_S", "5"))
 # How often beat runs a cycle, the simulated kubelet and the timeout sweep, in seconds.
 GANGSCHED_CYCLE_INTERVAL_S = float(os.environ.get("GANGSCHED_CYCLE_INTERVAL_S", "1"))
 

@@ -32,7 +32,7 @@ from scheduler_core.services.journal import (
     journal_write,
     member_ids_by_key,
 )
-from scheduler_core.services.lease import Lease, fenced, lease_acquire, lease_release
+from scheduler_core.services.lease import Lease, fenced, lease_held
 from scheduler_core.services.lifecycle import gang_requeue
 from scheduler_core.services.placeholders import placeholders_reconcile
 from scheduler_core.services.queue_history import queue_samples_record
@@ -65,15 +65,13 @@ class CycleReport:
 def cycle_run(
     *, holder: str, backend: ClusterBackend | None = None, config: EngineConfig | None = None
 ) -> CycleReport:
-    """Run one cycle if nobody else is; never two at once across all workers."""
-    lease = lease_acquire(holder=holder, ttl_s=settings.GANGSCHED_LEASE_TTL_S)
-    if lease is None:
-        return CycleReport(ran=False, reason="busy: another worker holds the scheduler lease")
-    try:
+    """Run one cycle if nobody else is; never two at once across all workers. The lease is
+    renewed while the cycle runs, however long it takes."""
+    with lease_held(holder=holder, ttl_s=settings.GANGSCHED_LEASE_TTL_S) as lease:
+        if lease is None:
+            return CycleReport(ran=False, reason="busy: another worker holds the scheduler lease")
         with gc_paused():
             return cycle_run_leased(lease=lease, backend=backend or get_backend(), config=config)
-    finally:
-        lease_release(lease)
 
 
 def cycle_run_leased(*, lease: Lease, backend: ClusterBackend, config: EngineConfig | None) -> CycleReport:
@@ -123,10 +121,9 @@ def engine_config() -> EngineConfig:
 
 def timeouts_sweep(*, holder: str, backend: ClusterBackend | None = None) -> int:
     """Time out gangs between cycles (the engine does it in every cycle too); returns how many."""
-    lease = lease_acquire(holder=holder, ttl_s=settings.GANGSCHED_LEASE_TTL_S)
-    if lease is None:
-        return 0
-    try:
+    with lease_held(holder=holder, ttl_s=settings.GANGSCHED_LEASE_TTL_S) as lease:
+        if lease is None:
+            return 0
         with fenced(lease):
             placeholders_reconcile(backend=backend or get_backend())  # YuniKorn's application timer
         with transaction.atomic():
@@ -142,8 +139,6 @@ def timeouts_sweep(*, holder: str, backend: ClusterBackend | None = None) -> int
                 worker=lease.holder,
             )
         return sum(1 for t in result.transitions if t.kind == TransitionKind.TIMED_OUT)
-    finally:
-        lease_release(lease)
 
 
 def decisions_record(

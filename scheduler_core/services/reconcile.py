@@ -59,7 +59,7 @@ from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, MemberPhase
 from . import lifecycle
 from .history import events_record_many
 from .journal import journal_execute, journal_pending
-from .lease import default_holder, fenced, lease_acquire, lease_release
+from .lease import default_holder, fenced, lease_held
 
 logger = logging.getLogger(__name__)
 
@@ -93,10 +93,9 @@ def reconcile(
     """Repair drift (see the module docstring); the repairs made. LeaseBusy if a cycle runs."""
     backend = backend or get_backend()
     now = now or timezone.now()
-    lease = lease_acquire(holder=holder or default_holder(), ttl_s=settings.GANGSCHED_LEASE_TTL_S)
-    if lease is None:
-        raise LeaseBusy("another worker holds the scheduler lease")
-    try:
+    with lease_held(holder=holder or default_holder(), ttl_s=settings.GANGSCHED_LEASE_TTL_S) as lease:
+        if lease is None:
+            raise LeaseBusy("another worker holds the scheduler lease")
         repairs = _journal(lease, backend, now)
         with fenced(lease):
             repairs += _reservations(now)
@@ -106,8 +105,6 @@ def reconcile(
             repairs += _status(now)
             _record(repairs)
         return repairs
-    finally:
-        lease_release(lease)
 
 
 def _journal(lease, backend: ClusterBackend, now: datetime) -> list[Repair]:

@@ -99,11 +99,15 @@ class Blocker:
 
     def waiting(self) -> int:
         """How many other sessions wait for one of this session's locks."""
+        return len(self.waiters())
+
+    def waiters(self) -> set[int]:
+        """The backend pids of the sessions that wait for one of this session's locks."""
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", [self.pid]
+                "SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", [self.pid]
             )
-            return cursor.fetchone()[0]
+            return {pid for (pid,) in cursor.fetchall()}
 
     def release(self) -> None:
         with contextlib.suppress(psycopg.Error):

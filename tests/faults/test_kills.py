@@ -12,15 +12,16 @@ where a PostgreSQL lock held by this test made it wait, so the point is exact, n
   expired) waits inside the recovery of those intents, and is killed there too.
 
 The worker's main process forks a new pool process and the task, acknowledged late, is
-delivered again; the other pool process goes on taking tasks meanwhile, so a kill costs about
-one lease TTL. The worker's sessions check every 100 ms
-that their client is still there (PostgreSQL's ``client_connection_check_interval``, through
-``PGOPTIONS``): a session whose process was killed while it waited for a lock ends then,
-instead of when the lock comes free, and gives back what it held (the lease row's share lock).
-The nodes stay locked from the first kill of a round to the third, so no cycle completes a
-bind in between. After every kill the invariants hold; after every round a later cycle has
-recovered the killed one's binds (the journal is empty, the gang bound whole); at the end every
-pod was bound exactly once.
+delivered again; the other pool process goes on taking tasks meanwhile. The worker's sessions
+check every 100 ms that their client is still there (PostgreSQL's
+``client_connection_check_interval``, through ``PGOPTIONS``): a session whose process was killed
+while it waited for a lock ends then, instead of when the lock comes free, and gives back what
+it held (the lease row's key-share lock); the next cycle then takes the dead holder's lease at
+once (its session is gone), and may already wait on the test's lock in turn. What a killed
+cycle left is therefore checked by its epoch. The nodes stay locked from the first kill of a
+round to the third, so no cycle completes a bind in between. After every kill the invariants
+hold; after every round a later cycle has recovered the killed one's binds (the journal is
+empty, the gang bound whole); at the end every pod was bound exactly once.
 """
 
 import itertools
@@ -30,7 +31,7 @@ import time
 import pytest
 
 from scheduler_core import tasks
-from scheduler_core.models import BindIntent, BindJournal, BindState, Member
+from scheduler_core.models import BindIntent, BindJournal, BindState, Member, SchedulerLease
 from tests.loop.factories import make_gang, make_nodes
 
 from .invariants import assert_invariants, pending_binds
@@ -77,11 +78,18 @@ def stopped_cycle(worker: Worker, blocker: Blocker) -> int:
     return wait_for(waiting, timeout=60, interval=0.1, what="a cycle waiting on the test's lock")
 
 
-def kill(worker: Worker, blocker: Blocker, kills) -> None:
-    """Kill the cycle stopped on ``blocker``'s lock; return once its session has ended too."""
-    kill_cycle(worker, stopped_cycle(worker, blocker))
-    wait_for(lambda: not blocker.waiting(), timeout=20, interval=0.05, what="the killed session to end")
+def kill(worker: Worker, blocker: Blocker, kills) -> int:
+    """Kill the cycle stopped on ``blocker``'s lock; return its lease epoch once its session has
+    ended too (the next holder's may be waiting on the lock by then)."""
+    pid = stopped_cycle(worker, blocker)
+    epoch = SchedulerLease.objects.values_list("epoch", flat=True).get(name="scheduler")
+    session = blocker.waiters()
+    kill_cycle(worker, pid)
+    wait_for(
+        lambda: not blocker.waiters() & session, timeout=20, interval=0.05, what="the killed session to end"
+    )
     next(kills)
+    return epoch
 
 
 @pytest.mark.timeout(200 + 15 * ROUNDS)
@@ -95,10 +103,10 @@ def test_fifty_kills_mid_cycle_leave_no_partial_gang_and_no_pod_bound_twice(work
         # The nodes stay locked until the third kill: no cycle completes a bind in between.
         nodes.lock_nodes()
         pender.pend(gang.members.order_by("name").first().pk)
-        kill(worker, pender, kills)  # deciding
+        deciding = kill(worker, pender, kills)  # deciding
         pender.release()
-        assert not BindJournal.objects.filter(gang=gang).exists()
-        assert not BindIntent.objects.filter(gang=gang).exists()
+        assert not BindJournal.objects.filter(gang=gang, epoch=deciding).exists()
+        assert not BindIntent.objects.filter(gang=gang, epoch=deciding).exists()
         assert_invariants()
         kill(worker, nodes, kills)  # binding
         assert [row["gang_id"] for row in pending_binds()].count(gang.pk) == 2

@@ -3,9 +3,10 @@
 The workers are threads of this process, each with its own PostgreSQL session, calling the real
 lease service (``lease_acquire``, ``fenced``, ``lease_release``) on the real database: threads
 rather than processes so that 1,000 handovers take seconds. A holder "killed" stops where it is:
-it neither writes nor releases, its session is closed, and the lease passes only when its TTL
-(0.1 s) runs out, as after a SIGKILL. The killed worker comes back later and tries to write with
-its old fencing token, once the lease has moved on: every such write must be refused.
+it neither writes nor releases and its session is closed, as after a SIGKILL; the lease passes
+when PostgreSQL has ended that session, or its TTL (0.1 s) has run out, whichever comes first.
+The killed worker comes back later and tries to write with its old fencing token, once the lease
+has moved on: every such write must be refused.
 """
 
 import os
