@@ -3,12 +3,18 @@
 Each check returns a CheckResult and never raises, so one broken dependency shows up as a failed
 check in the report instead of a 500. ``health_report`` takes the checks as arguments so tests can
 swap one out (e.g. a Celery app pointed at a broker where no worker listens).
+
+Under ``make run`` the report also says how often its supervisor restarted each process
+(``supervisor_restarts``): a worker that keeps being killed is not a failed check (its
+restarts keep the loop going) but is worth seeing.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -81,8 +87,34 @@ def default_checks() -> dict[str, Check]:
     return {"database": check_database, "redis": check_redis, "celery": check_celery}
 
 
+#: What ``supervisor_restarts`` reports of each process (scripts/run.py's RestartLog writes them).
+RESTART_FIELDS = ("restarts", "last_exit_status", "last_exit_at", "last_restart_at")
+
+
+def supervisor_restarts(path: str | None = None) -> dict[str, dict[str, Any]] | None:
+    """Per process ``make run`` supervises: restarts, last exit status, when it last exited and
+    was started again. None when the processes were not started by ``make run`` (no
+    ``GANGSCHED_RESTARTS_FILE``) or its file cannot be read."""
+    path = settings.GANGSCHED_RESTARTS_FILE if path is None else path
+    if not path:
+        return None
+    try:
+        children = json.loads(Path(path).read_text())["children"]
+        return {
+            str(name): {field: child[field] for field in RESTART_FIELDS if field in child}
+            for name, child in children.items()
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def health_report(checks: Mapping[str, Check] | None = None) -> dict[str, Any]:
-    """``{"status": "ok"|"degraded", "checks": {name: {"ok": bool, "detail": ...}}}``."""
+    """``{"status": "ok"|"degraded", "checks": {name: {"ok": bool, "detail": ...}}}``, and
+    ``"restarts": {process: {...}}`` under ``make run`` (see ``supervisor_restarts``)."""
     results = {name: check() for name, check in (checks or default_checks()).items()}
     status = "ok" if all(r.ok for r in results.values()) else "degraded"
-    return {"status": status, "checks": {name: r.as_dict() for name, r in results.items()}}
+    report: dict[str, Any] = {"status": status, "checks": {name: r.as_dict() for name, r in results.items()}}
+    restarts = supervisor_restarts()
+    if restarts is not None:
+        report["restarts"] = restarts
+    return report

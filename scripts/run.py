@@ -3,10 +3,13 @@
 
 ``make run`` calls this with the virtualenv's Python after checking that PostgreSQL and Redis
 answer. Ctrl-C (SIGINT) or SIGTERM stops all three cleanly. One that exits on its own is started
-again, as a Deployment or systemd would (a Celery worker can exit when Redis restarts under it):
-after 1 s, doubling up to 30 s while it keeps exiting within a minute of its start; after
-``RESTART_LIMIT`` such quick exits in a row it is broken, not unlucky, so the others are stopped
-too and the exit status says so.
+again, as a Deployment's CrashLoopBackOff would, for as long as ``make run`` runs (a Celery
+worker can exit when Redis restarts under it, or when its pool processes are killed): after 1 s,
+doubling up to 30 s while it keeps exiting within a minute of its start (``restart_delay``). The
+others are never stopped for it: the web server stays up to show what happens. Each restart is
+logged with the exit status and the delay, and written to ``.run/restarts.json``
+(``RestartLog``), which the children find through ``GANGSCHED_RESTARTS_FILE``: ``/healthz`` and
+the Overview page report it.
 
 The web server is uvicorn with ``WEB_CONCURRENCY`` worker processes (default: one per CPU),
 started through gangsched/web_server.py, so it believes ``X-Forwarded-For`` only from
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -40,9 +44,63 @@ PY = sys.executable
 # running tasks first, so this is the task soft time limit plus a margin.
 STOP_GRACE_S = 250
 # Restarting a child that exited on its own (see the module docstring).
-RESTART_LIMIT = 5
 STABLE_S = 60.0
 MAX_BACKOFF_S = 30.0
+RESTARTS_FILE = RUN_DIR / "restarts.json"
+
+
+def restart_delay(quick_exits: int, *, first_s: float = 1.0, max_s: float = MAX_BACKOFF_S) -> float:
+    """Seconds to wait before starting again a child that exited: ``first_s`` after a run that
+    lasted (``quick_exits`` 0), doubling with each exit in a row within ``STABLE_S`` of its start,
+    never more than ``max_s``. There is no last attempt: a child is restarted for as long as the
+    supervisor runs."""
+    return min(max_s, first_s * 2 ** min(quick_exits, 32))
+
+
+def exit_status(returncode: int) -> str:
+    """``1``, or ``-9 (SIGKILL)`` for a child killed by a signal."""
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"{returncode} ({signal.Signals(-returncode).name})"
+    return str(returncode)
+
+
+class RestartLog:
+    """Per child: how many times it was restarted, its last exit status, when it last exited and
+    was started again, and the delay before the pending restart. Written whole to a JSON file
+    (replaced atomically, so a reader never sees half of it) at every change; removed when the
+    supervisor ends, so a web server started without it reports no restarts."""
+
+    def __init__(self, path: Path, names) -> None:
+        self.path = path
+        self.children = {name: {"restarts": 0} for name in names}
+        self.write()
+
+    def exited(self, name: str, returncode: int, delay_s: float) -> None:
+        self.children[name].update(
+            last_exit_status=returncode, last_exit_at=_utc_now(), next_restart_in_s=delay_s
+        )
+        self.write()
+
+    def restarted(self, name: str) -> None:
+        child = self.children[name]
+        child["restarts"] += 1
+        child["last_restart_at"] = _utc_now()
+        child.pop("next_restart_in_s", None)
+        self.write()
+
+    def write(self) -> None:
+        self.path.parent.mkdir(exist_ok=True)
+        partial = self.path.with_suffix(".tmp")
+        partial.write_text(json.dumps({"supervisor_pid": os.getpid(), "children": self.children}, indent=2))
+        os.replace(partial, self.path)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def manage(*args: str) -> None:
@@ -149,28 +207,28 @@ class Supervisor:
         self,
         cmds: dict[str, list[str]],
         *,
-        restart_limit: int = RESTART_LIMIT,
         stable_s: float = STABLE_S,
         first_backoff_s: float = 1.0,
+        restarts_file: Path = RESTARTS_FILE,
     ):
         self.cmds = cmds
         self.procs: dict[str, subprocess.Popen] = {}
         self.stopping = False
-        self.restart_limit = restart_limit
         self.stable_s = stable_s
         self.first_backoff_s = first_backoff_s
         self.started_at: dict[str, float] = {}
         self.quick_exits: dict[str, int] = {name: 0 for name in cmds}
         self.restart_at: dict[str, float] = {}  # name -> when its pending restart is due
         self.restarts = 0
-        self.failed: str | None = None  # the child that kept exiting, if that stopped everything
+        self.log = RestartLog(restarts_file, cmds)
+        self.env = {**os.environ, "GANGSCHED_RESTARTS_FILE": str(restarts_file)}
 
     def start(self) -> None:
         for name in self.cmds:
             self.spawn(name)
 
     def spawn(self, name: str) -> None:
-        self.procs[name] = subprocess.Popen(self.cmds[name], cwd=ROOT, start_new_session=True)
+        self.procs[name] = subprocess.Popen(self.cmds[name], cwd=ROOT, env=self.env, start_new_session=True)
         self.started_at[name] = time.monotonic()
         print(f"[run] started {name} (pid {self.procs[name].pid})", flush=True)
 
@@ -189,22 +247,20 @@ class Supervisor:
                 with contextlib.suppress(ProcessLookupError):  # exited meanwhile
                     os.killpg(proc.pid, sig)
 
-    def exited(self, name: str, now: float) -> bool:
-        """A child exited on its own: schedule its restart; False when it keeps failing."""
+    def exited(self, name: str, now: float) -> float:
+        """A child exited on its own: schedule its restart; the delay before it."""
         proc = self.procs[name]
         quick = now - self.started_at[name] < self.stable_s
         self.quick_exits[name] = self.quick_exits[name] + 1 if quick else 0
-        if self.quick_exits[name] >= self.restart_limit:
-            print(
-                f"[run] {name} exited with {proc.returncode}, {self.quick_exits[name]} times in a row "
-                f"within {self.stable_s:g} s of starting: stopping the others",
-                flush=True,
-            )
-            return False
-        delay = min(MAX_BACKOFF_S, self.first_backoff_s * 2 ** self.quick_exits[name])
-        print(f"[run] {name} exited with {proc.returncode}: restarting it in {delay:g} s", flush=True)
+        delay = restart_delay(self.quick_exits[name], first_s=self.first_backoff_s)
+        in_a_row = (
+            f", {self.quick_exits[name]} in a row within {self.stable_s:g} s of starting" if quick else ""
+        )
+        status = exit_status(proc.returncode)
+        print(f"[run] {name} exited with {status}{in_a_row}: restarting it in {delay:g} s", flush=True)
         self.restart_at[name] = now + delay
-        return True
+        self.log.exited(name, proc.returncode, delay)
+        return delay
 
     def step(self, now: float) -> None:
         """One look at the children: start those whose restart is due, notice those that exited."""
@@ -216,12 +272,10 @@ class Supervisor:
                     del self.restart_at[name]
                     self.restarts += 1
                     self.spawn(name)
+                    self.log.restarted(name)
                 continue
-            if proc.poll() is not None and not self.exited(name, now):
-                self.failed = name
-                self.stopping = True
-                self.send(signal.SIGTERM)
-                return
+            if proc.poll() is not None:
+                self.exited(name, now)
 
     def wait(self) -> int:
         """Supervise until asked to stop; 0 only if every child then exited cleanly."""
@@ -234,8 +288,7 @@ class Supervisor:
                     print("[run] grace period over: killing", flush=True)
                     self.send(signal.SIGKILL)
             time.sleep(0.2)
-        if self.failed:
-            return 1
+        self.log.remove()
         return 0 if all(p.returncode in (0, -signal.SIGTERM) for p in self.procs.values()) else 1
 
 

@@ -4,6 +4,7 @@ gangs in groups and one aggregate over their members, never one query per row)."
 
 from __future__ import annotations
 
+import signal
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 
@@ -11,10 +12,12 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Count, F, Func, Max, Q, Value
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from dashboard.api.selectors import pods_counted
+from dashboard.health import supervisor_restarts
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.heartbeats import heartbeats_read
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
@@ -214,8 +217,9 @@ _WORKER_PROCESS = Func(F("worker"), Value(r"^([^:]*:[0-9]+):[^:]*$"), Value(r"\1
 
 def scheduler_health(*, now: datetime | None = None) -> dict:
     """The last cycle, the lease holder, each worker process's cycles in the past hour (one line
-    per process, not per task) and when it ran the last, and the workers' heartbeats in Redis
-    (``scheduler_core.heartbeats``) with their age in seconds."""
+    per process, not per task) and when it ran the last, the workers' heartbeats in Redis
+    (``scheduler_core.heartbeats``) with their age in seconds, and the processes ``make run``
+    had to restart (``restarted_processes``)."""
     now = now or timezone.now()
     workers = (
         SchedulingCycle.objects.filter(started_at__gte=now - timedelta(hours=1))
@@ -236,7 +240,31 @@ def scheduler_health(*, now: datetime | None = None) -> dict:
         "workers": list(workers),
         "heartbeats": heartbeats,
         "cluster": cluster_status(),
+        "restarts": restarted_processes(),
     }
+
+
+def restarted_processes() -> list[dict]:
+    """The processes ``make run``'s supervisor restarted (dashboard/health.py), with their last
+    exit status as text (``-9 (SIGKILL)``) and last restart time; empty when none was, or the
+    server was not started by ``make run``."""
+    rows = []
+    for name, child in sorted((supervisor_restarts() or {}).items()):
+        if not isinstance(child.get("restarts"), int) or child["restarts"] < 1:
+            continue
+        status = child.get("last_exit_status")
+        if isinstance(status, int) and status < 0 and -status in signal.valid_signals():
+            status = f"{status} ({signal.Signals(-status).name})"
+        restarted = child.get("last_restart_at")
+        rows.append(
+            {
+                "process": name,
+                "restarts": child["restarts"],
+                "last_exit_status": status,
+                "last_restart_at": parse_datetime(restarted) if isinstance(restarted, str) else None,
+            }
+        )
+    return rows
 
 
 def cluster_status() -> dict:

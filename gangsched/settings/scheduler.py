@@ -46,6 +46,10 @@ GANGSCHED_RECLAIM_DELAY_S = parse_seconds(
 # session ended, or its process gone from the taker's machine) at once. A stale holder's writes
 # are refused.
 GANGSCHED_LEASE_TTL_S = float(os.environ.get("GANGSCHED_LEASE_TTL_S", "5"))
+# Set by `make run`'s supervisor (scripts/run.py) for the processes it starts: the JSON file in
+# which it records their restarts, which /healthz and the Overview report. Unset otherwise (a
+# Deployment's restarts are Kubernetes's to report): nothing is reported.
+GANGSCHED_RESTARTS_FILE = os.environ.get("GANGSCHED_RESTARTS_FILE", "")
 # How often beat runs a cycle, the simulated kubelet and the timeout sweep, in seconds.
 GANGSCHED_CYCLE_INTERVAL_S = float(os.environ.get("GANGSCHED_CYCLE_INTERVAL_S", "1"))
 

@@ -1,6 +1,7 @@
 """What a new user sees first (issue 18, point 5): requests as Kubernetes writes them, pods
 counted on the nodes, one line per worker process, and a legend for the progress bars."""
 
+import json
 from datetime import timedelta
 from io import StringIO
 
@@ -102,3 +103,42 @@ def test_the_cli_shows_requests_as_kubernetes_writes_them(big):
     assert '"memory": "128Gi"' in pods and '"cpu": "16"' in pods
     nodes = _run("get", "nodes", "-o", "json")
     assert '"memory": "1Ti"' in nodes and '"pods": "110"' in nodes
+
+
+def test_the_overview_shows_the_processes_make_run_restarted(as_olga, settings, tmp_path):
+    restarts = tmp_path / "restarts.json"
+    restarts.write_text(
+        json.dumps(
+            {
+                "children": {
+                    "web": {"restarts": 0},
+                    "worker": {
+                        "restarts": 3,
+                        "last_exit_status": -9,
+                        "last_restart_at": "2026-11-28T20:31:05Z",
+                    },
+                    "beat": {"restarts": 1, "last_exit_status": 1, "last_restart_at": "2026-11-28T20:30:00Z"},
+                }
+            }
+        )
+    )
+    settings.GANGSCHED_RESTARTS_FILE = str(restarts)
+
+    html = as_olga.get("/").content.decode()
+
+    assert '<div data-process="worker"><span class="restarts-badge">worker restarted 3 times</span>' in html
+    assert 'last exit -9 (SIGKILL), restarted <time datetime="2026-11-28T20:31:05+00:00">' in html
+    assert '<span class="restarts-badge">beat restarted 1 time</span> last exit 1,' in html
+    assert 'data-process="web"' not in html
+
+
+@pytest.mark.parametrize("content", [None, '{"children": {"worker": {"restarts": 0}}}'])
+def test_the_overview_says_nothing_of_restarts_when_there_were_none(as_olga, settings, tmp_path, content):
+    restarts = tmp_path / "restarts.json"
+    if content is not None:
+        restarts.write_text(content)
+    settings.GANGSCHED_RESTARTS_FILE = str(restarts) if content is not None else ""
+
+    html = as_olga.get("/").content.decode()
+
+    assert 'id="restarts"' not in html and "restarts-badge" not in html

@@ -1,6 +1,8 @@
 """/healthz against the real PostgreSQL and Redis; the Celery check is pointed at brokers where we
 know whether a worker listens, so the outcome does not depend on what else runs on the machine."""
 
+import json
+
 import pytest
 from celery.contrib.testing.worker import start_worker
 from django.db import connection
@@ -99,3 +101,57 @@ def test_report_shape_with_custom_checks():
         "status": "degraded",
         "checks": {"a": {"ok": True, "detail": "fine"}, "b": {"ok": False, "detail": "broken"}},
     }
+
+
+def write_restarts(path, children) -> str:
+    path.write_text(json.dumps({"supervisor_pid": 1, "children": children}))
+    return str(path)
+
+
+def test_without_make_run_there_is_no_restarts_field(client, monkeypatch, settings):
+    monkeypatch.setattr(health, "check_celery", celery_up)
+    settings.GANGSCHED_RESTARTS_FILE = ""
+
+    assert "restarts" not in client.get("/healthz").json()
+
+
+def test_under_make_run_it_reports_each_process_restarts(client, monkeypatch, settings, tmp_path):
+    monkeypatch.setattr(health, "check_celery", celery_up)
+    worker = {
+        "restarts": 3,
+        "last_exit_status": -9,
+        "last_exit_at": "2026-11-28T20:31:01Z",
+        "last_restart_at": "2026-11-28T20:31:05Z",
+        "next_restart_in_s": 4,
+    }
+    settings.GANGSCHED_RESTARTS_FILE = write_restarts(
+        tmp_path / "restarts.json", {"web": {"restarts": 0}, "worker": worker}
+    )
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200  # restarts keep the loop going: not a failed check
+    assert response.json()["restarts"] == {
+        "web": {"restarts": 0},
+        "worker": {
+            "restarts": 3,
+            "last_exit_status": -9,
+            "last_exit_at": "2026-11-28T20:31:01Z",
+            "last_restart_at": "2026-11-28T20:31:05Z",
+        },
+    }
+
+
+@pytest.mark.parametrize("content", [None, "", "{not json", '{"children": 3}', "[]"])
+def test_a_missing_or_broken_restarts_file_leaves_the_field_out(
+    client, monkeypatch, settings, tmp_path, content
+):
+    monkeypatch.setattr(health, "check_celery", celery_up)
+    path = tmp_path / "restarts.json"
+    if content is not None:
+        path.write_text(content)
+    settings.GANGSCHED_RESTARTS_FILE = str(path)
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200 and "restarts" not in response.json()

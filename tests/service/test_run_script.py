@@ -108,7 +108,9 @@ def alive(pid: int) -> bool:
         return False
 
 
-def test_two_web_processes_serve_sockets_and_stop_on_one_sigterm(run, transactional_db, monkeypatch):
+def test_two_web_processes_serve_sockets_and_stop_on_one_sigterm(
+    run, transactional_db, monkeypatch, tmp_path
+):
     """The supervisor's own web command with two workers: every socket, on whichever worker,
     gets an event sent once to the channel layer, and the supervisor's SIGTERM ends the workers
     and their parent cleanly (exit status 0) within uvicorn's grace period."""
@@ -122,7 +124,9 @@ def test_two_web_processes_serve_sockets_and_stop_on_one_sigterm(run, transactio
     base = f"http://127.0.0.1:{port}"
     monkeypatch.setenv("DATABASE_URL", database_url())
     monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "gangsched.settings")
-    supervisor = run.Supervisor({"web": run.commands("127.0.0.1", port, 2)["web"]})
+    supervisor = run.Supervisor(
+        {"web": run.commands("127.0.0.1", port, 2)["web"]}, restarts_file=tmp_path / "restarts.json"
+    )
     supervisor.start()
     web = supervisor.procs["web"]
     try:
