@@ -15,7 +15,8 @@ Both run through pytest on a test database and Celery queue of this run's own (t
 ``test_gs_soak``, or ``$GANGSCHED_TEST_DB``, plus ``_<pid>_<random>``, dropped at the end), so
 they never touch a ``make run``, another test run or another soak. The figures are what the
 tests record in their ``FIGURES``: kills and seconds per kill (a round is three kills, each
-costing about one lease TTL, 1 s, plus the recovery of the round's binds by a fourth cycle);
+ended when the killed session has ended and the next cycle has taken the lease and stopped on
+the test's lock, plus the recovery of the round's binds by a fourth cycle);
 handovers, holders killed, stale writes tried and accepted (always 0), handovers per second.
 """
 
