@@ -185,7 +185,9 @@ def _queues_adopt(pods_by_gang: dict, gangs: dict) -> None:
         gang = gangs.get(key)
         if gang is None or gang.source_format not in _QUEUELESS or gang.queue != DEFAULT_QUEUE:
             continue
-        gang.queue = next((pod.gang.queue for pod in pods if pod.gang.queue), gang.queue)
+        asking = next((pod.gang for pod in pods if pod.gang.queue), None)
+        if asking is not None:
+            gang.queue, gang.queue_field = asking.queue, asking.queue_field
 
 
 def _queue_keep(spec: GangSpec, stored: Gang | None) -> None:
@@ -194,15 +196,22 @@ def _queue_keep(spec: GangSpec, stored: Gang | None) -> None:
         spec.queue = stored.queue
 
 
-def _queue_adopt_stored(gang: Gang, pods: list[PodSpec]) -> None:
-    """Pods joining a queueless gang applied earlier (a PodGroup, then its pods, as a real
-    cluster sends them) put it in the queue they name, while it is still in the default one."""
+def _queue_asked_stored(gang: Gang, pods: list[PodSpec]) -> GangRef | None:
+    """The reference of the first pod that moves a queueless gang applied earlier (a PodGroup,
+    then its pods, as a real cluster sends them) into the queue it names, while the gang is
+    still in the default one; None when none does."""
     if gang.source_format not in _QUEUELESS or gang.queue != DEFAULT_QUEUE:
-        return
-    asked = next((pod.gang.queue for pod in pods if pod.gang.queue), None)
-    if asked:
-        gang.queue = asked
-        Gang.objects.filter(pk=gang.pk).update(queue=asked)
+        return None
+    return next((pod.gang for pod in pods if pod.gang.queue), None)
+
+
+def _queue_adopt_stored(gang: Gang, pods: list[PodSpec]) -> None:
+    """Pods joining a queueless gang applied earlier put it in the queue they name
+    (``_queue_asked_stored``)."""
+    asking = _queue_asked_stored(gang, pods)
+    if asking is not None:
+        gang.queue = asking.queue
+        Gang.objects.filter(pk=gang.pk).update(queue=asking.queue)
 
 
 def _queues_check(pods, gangs: dict) -> None:
@@ -324,10 +333,13 @@ def _queue_access_check(plan: Plan, gangs: dict[str, Gang], actor: Actor) -> Non
         return
     for key, spec in plan.gangs.items():
         if key not in gangs or gangs[key].queue != spec.queue:
-            queue_require(actor, spec.namespace, spec.queue, spec.field)
+            queue_require(actor, spec.namespace, spec.queue, spec.queue_field or spec.field)
     for key, ref in plan.refs.items():
-        if key not in gangs:
-            queue_require(actor, ref.namespace, ref.queue or "default", ref.field)
+        stored = gangs.get(key)
+        if stored is None:
+            queue_require(actor, ref.namespace, ref.queue or "default", ref.queue_field or ref.field)
+        elif not stored.provisional and (asking := _queue_asked_stored(stored, plan.pods_by_gang[key])):
+            queue_require(actor, ref.namespace, asking.queue, asking.queue_field or asking.field)
     alone = {key: pod for key, pod in plan.pods.items() if pod.gang is None}
     stored = {}
     if alone:
@@ -336,7 +348,7 @@ def _queue_access_check(plan: Plan, gangs: dict[str, Gang], actor: Actor) -> Non
     for key, pod in alone.items():
         queue = pod_queue(pod)
         if stored.get(key) != queue:
-            queue_require(actor, pod.namespace, queue, pod.field)
+            queue_require(actor, pod.namespace, queue, pod.queue_field or pod.field)
 
 
 def _pods_joined_record(plan: Plan, gangs: dict[str, Gang], statuses, pod_statuses, actor: Actor) -> None:

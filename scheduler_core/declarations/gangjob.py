@@ -85,6 +85,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         total_number=total,
         priority=priority,
         queue=v.text(spec.get("queue", "default"), v.join(spec_field, "queue"), max_length=63),
+        queue_field=v.join(spec_field, "queue"),
         mode=v.mode(spec.get("mode", "Strict"), v.join(spec_field, "mode")),
         style=v.style(spec.get("style", "Hard"), v.join(spec_field, "style")),
         placement=v.placement(spec.get("placement", "binpack"), v.join(spec_field, "placement")),

@@ -33,10 +33,11 @@ def pod_gang(
     if TOTAL_COUNT not in annotations:
         raise v.DeclarationError(count_field, f"a pod of a Kueue pod group needs {TOTAL_COUNT}")
     total = v.member_count(annotations[TOTAL_COUNT], count_field, text_ok=True)
-    queue = None
+    queue, queue_field = None, ""
     if QUEUE_NAME in labels:
-        queue = v.text(labels[QUEUE_NAME], v.join(field, "labels", QUEUE_NAME), max_length=63)
-    ref = GangRef(namespace, name, SOURCE, where, queue=queue)
+        queue_field = v.join(field, "labels", QUEUE_NAME)
+        queue = v.text(labels[QUEUE_NAME], queue_field, max_length=63)
+    ref = GangRef(namespace, name, SOURCE, where, queue=queue, queue_field=queue_field)
     ref.spec = GangSpec(
         namespace=namespace,
         name=name,
@@ -44,6 +45,7 @@ def pod_gang(
         total_number=total,
         wait_seconds=None,
         queue=queue or "default",
+        queue_field=queue_field,
         source_format=SOURCE,
         declaration={
             "labels": {k: labels[k] for k in (GROUP_NAME, QUEUE_NAME) if k in labels},

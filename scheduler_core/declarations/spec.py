@@ -31,6 +31,8 @@ class GangSpec:
     wait_seconds: float | None = None
     priority: int | None = None
     queue: str = "default"
+    # The key that named the queue ("items[0].spec.queue"; "": none did, ``field`` answers).
+    queue_field: str = ""
     placement: str = Placement.BINPACK.value
     restart_policy: str = RestartPolicy.RESTART_GANG_WHEN_BELOW_MIN.value
     preemptible: bool = True
@@ -110,6 +112,7 @@ class GangRef:
     # The queue the pod's own keys ask for (Volcano's queue-name annotation, Kueue's label):
     # it must agree with the gang's.
     queue: str | None = None
+    queue_field: str = ""  # the key that named it
     # Why a provisional gang waits, e.g. "waiting for PodGroup ns/x to be created".
     waiting: str = ""
     # Upstream's pods wait for their group however long it takes: never promoted.
@@ -145,6 +148,7 @@ class PodSpec:
     # The queue its own labels or annotations name (``pod_queues.py``); None: its gang's, or the
     # default queue for a pod scheduled alone (``pod_writes.pod_queue``, Member.queue).
     queue: str | None = None
+    queue_field: str = ""  # the key that named it
 
     @property
     def key(self) -> str:

@@ -88,6 +88,7 @@ def load_podgroup(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         min_member=min_member,
         min_resources=v.resources(spec.get("minResources"), v.join(spec_field, "minResources")),
         queue=queue_name(spec.get("queue", "default"), v.join(spec_field, "queue")),
+        queue_field=v.join(spec_field, "queue"),
         priority=priority_of({"priorityClassName": spec["priorityClassName"]}, spec_field)
         if spec.get("priorityClassName")
         else None,
@@ -157,7 +158,8 @@ def pod_gang(
     where = v.join(field, "annotations", GROUP_NAME)
     ref = GangRef(namespace, v.dns_subdomain(annotations[GROUP_NAME], where), SOURCE, where)
     if QUEUE_NAME in annotations:
-        ref.queue = queue_name(annotations[QUEUE_NAME], v.join(field, "annotations", QUEUE_NAME))
+        ref.queue_field = v.join(field, "annotations", QUEUE_NAME)
+        ref.queue = queue_name(annotations[QUEUE_NAME], ref.queue_field)
     ref.waiting = f"waiting for PodGroup {ref.key} ({GROUP}) to be created"
     return ref
 
@@ -248,6 +250,7 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     for gang in gangs:
         ask_apply(gang, ask)  # per-task gangs: each kept in one domain (a group may span domains)
         gang.queue, gang.priority, gang.max_retry, gang.preemptible = queue, priority, max_retry, preemptible
+        gang.queue_field = v.join(spec_field, "queue")
         if per_task:
             gang.group, gang.group_key = keys, f"{namespace}/{name}"
     return Loaded(object_name=f"job.{JOB_GROUP}/{name}", gangs=gangs, pods=pods)

@@ -122,7 +122,7 @@ def pod_spec(
         gang.topology = ask
     duration = annotations.get(DURATION_ANNOTATION)
     priority = priority_of(spec, spec_field)
-    queue = _queue_of(gang, labels, annotations, meta_field)
+    queue, queue_field = _queue_of(gang, labels, annotations, meta_field)
     return PodSpec(
         namespace=namespace,
         name=name,
@@ -141,20 +141,23 @@ def pod_spec(
         scheduler_name=chosen,
         preemptible=_preemptible(labels, annotations, meta_field),
         queue=queue,
+        queue_field=queue_field,
     )
 
 
-def _queue_of(gang: GangRef | None, labels: dict, annotations: dict, field: str) -> str | None:
-    """The queue the pod's own keys name (``pod_queues.py``); its gang reference asks for it too."""
+def _queue_of(gang: GangRef | None, labels: dict, annotations: dict, field: str) -> tuple[str | None, str]:
+    """The queue the pod's own keys name (``pod_queues.py``) and the key naming it; its gang
+    reference asks for it too."""
     asked = pod_queue(labels, annotations, field)
     if asked is None:
-        return gang.queue if gang is not None else None
+        return (gang.queue, gang.queue_field) if gang is not None else (None, "")
     queue, where = asked
     if gang is not None:
         if gang.queue and gang.queue != queue:
             raise v.DeclarationError(where, f"names queue {queue!r} but {gang.field} asks for {gang.queue!r}")
-        gang.queue = queue
-    return queue
+        if not gang.queue:
+            gang.queue, gang.queue_field = queue, where
+    return queue, where
 
 
 def pod_gang_read(
@@ -184,7 +187,8 @@ def pod_gang_read(
             raise v.DeclarationError(
                 other.field, f"asks for queue {other.queue!r} but {first.field} asks for {first.queue!r}"
             )
-        first.queue = first.queue or other.queue
+        if not first.queue:
+            first.queue, first.queue_field = other.queue, other.queue_field
         if other.spec is not None:
             if first.spec is None:
                 first.spec, first.siblings = other.spec, other.siblings

@@ -61,7 +61,7 @@ def pod_gang(
         return ref  # declared by another pod of the application (the driver, usually)
     wait, style = _policy(annotations.get(POLICY, ""), v.join(annotations_field, POLICY))
     named = yunikorn_queue(labels, annotations, field)
-    queue = named[0] if named else "default"
+    queue, queue_field = named if named else ("default", "")
     gangs = _task_groups(
         namespace, app, app_field, annotations[TASK_GROUPS], v.join(annotations_field, TASK_GROUPS)
     )
@@ -82,6 +82,7 @@ def pod_gang(
         )
     for gang in gangs:
         gang.wait_seconds, gang.style, gang.queue, gang.application = wait, style, queue, app
+        gang.queue_field = queue_field
         gang.declaration["schedulingPolicyParameters"] = annotations.get(POLICY, "")
     own = [gang for gang in gangs if gang.name == name]
     if not own:

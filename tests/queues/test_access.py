@@ -99,16 +99,72 @@ def test_a_refused_queue_reads_exactly_like_a_missing_one_on_apply(alice, closed
 
     refused = refusal(apply(PODGROUP.format(name="a", queue="private")))
     missing = refusal(apply(PODGROUP.format(name="a", queue="nowhere")))
-    assert refused == ("metadata.name", "queue private not found")
-    assert missing == ("metadata.name", "queue nowhere not found")
+    assert refused == ("spec.queue", "queue private not found")
+    assert missing == ("spec.queue", "queue nowhere not found")
     # A pod scheduled alone names its queue with Kueue's label.
-    assert refusal(apply(POD.format(name="p", queue="private")))[1] == "queue private not found"
+    assert refusal(apply(POD.format(name="p", queue="private"))) == (
+        "metadata.labels.kueue.x-k8s.io/queue-name",
+        "queue private not found",
+    )
     assert not Gang.objects.exists() and not Member.objects.exists()
 
     apply(PODGROUP.format(name="a", queue="public"))()
     apply(POD.format(name="p", queue="public"))()
     assert Gang.objects.get(name="a").queue == "public"
     assert Member.objects.get(name="p").queue == "public"
+
+
+VOLCANO_JOB = """
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: job, namespace: ml}
+spec:
+  queue: private
+  tasks: [{name: w, replicas: 1, template: {spec: {containers: [{name: c, image: x}]}}}]
+"""
+PLUGINS_PODGROUP = """
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: pg, namespace: ml}
+spec: {minMember: 1}
+"""
+PLUGINS_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pg-0
+  namespace: ml
+  labels: {scheduling.x-k8s.io/pod-group: pg, kai.scheduler/queue: private}
+spec: {schedulerName: gangsched, containers: [{name: c, image: x}]}
+"""
+
+
+def test_a_refusal_names_the_key_that_named_the_queue(alice, closed_queue):
+    """Not the object's name: the fault is the queue key, wherever the format keeps it."""
+    actor = Actor.of(alice)
+
+    def apply(*texts):
+        return lambda: manifests_apply(documents_parse("---\n".join(texts)), actor=actor)
+
+    assert refusal(apply(VOLCANO_JOB)) == ("spec.queue", "queue private not found")
+    # A gang whose format names no queue takes its pods' key: that key is at fault.
+    assert refusal(apply(PLUGINS_PODGROUP, PLUGINS_POD)) == (
+        "documents[1].metadata.labels.kai.scheduler/queue",
+        "queue private not found",
+    )
+    assert not Gang.objects.exists() and not Member.objects.exists()
+
+
+def test_pods_may_not_move_a_stored_gang_into_a_refused_queue(alice, closed_queue):
+    """A PodGroup applied first is in the default queue; its pods arriving later with a queue
+    key move it there, as a real cluster sends them, but only into a queue the submitter may use."""
+    actor = Actor.of(alice)
+    manifests_apply(documents_parse(PLUGINS_PODGROUP), actor=actor)
+    field, reason = refusal(lambda: manifests_apply(documents_parse(PLUGINS_POD), actor=actor))
+    assert (field, reason) == ("metadata.labels.kai.scheduler/queue", "queue private not found")
+    assert Gang.objects.get(name="pg").queue == "default" and not Member.objects.exists()
+    manifests_apply(documents_parse(PLUGINS_POD.replace("private", "public")), actor=actor)
+    assert Gang.objects.get(name="pg").queue == "public"
 
 
 def test_the_kubernetes_mirror_and_operators_are_never_refused(olga, closed_queue):
