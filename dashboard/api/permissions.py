@@ -6,6 +6,8 @@
   people's gangs are 404 to them (not 403: a name alone must not reveal that a gang exists).
 - Users with ``scheduler_core.view_gang`` (the ``operators`` group, created by
   dashboard/migrations/0001, and superusers) see every gang.
+- Queues: whoever sees every gang, or may view or change queues, reads the whole tree; a
+  submitter reads the queues they may submit to and their ancestors (``queues_visible``).
 - Retry and kill are permissions of their own, checked per action: allowed on a gang the user
   submitted, or with ``scheduler_core.retry_gang`` / ``kill_gang`` on any gang they can see.
   DjangoModelPermissions is not used: it would map the POST of an action to ``add_gang``.
@@ -23,10 +25,14 @@ from django.db import connection
 from rest_framework.permissions import BasePermission
 
 from scheduler_core.models import Gang
+from scheduler_core.queue_figures import QueueFigures, queue_figures
+from scheduler_core.services.queue_access import queues_visible
 from scheduler_core.services.tenancy import CHANGE_ALL, VIEW_ALL, Actor
 
 OPERATORS_GROUP = "operators"
 VIEW_ALL_GANGS = "scheduler_core.view_gang"
+#: Any of these reads every queue (operators, viewers, queue administrators).
+SEES_ALL_QUEUES = (CHANGE_ALL, VIEW_ALL, "scheduler_core.change_queue", "scheduler_core.view_queue")
 # ModelBackend with the sign-in limits (dashboard/signin.py); its permissions are ModelBackend's.
 MODEL_BACKEND = "dashboard.signin.SignInBackend"
 
@@ -43,6 +49,13 @@ def sees_all_gangs(user) -> bool:
     if known is None:
         known = user._gangsched_sees_all = VIEW_ALL_GANGS in holds(user, (VIEW_ALL_GANGS,))
     return known
+
+
+def queue_figures_visible(user) -> dict[str, QueueFigures]:
+    """The queue tree's live figures as ``user`` may read them (``queues_visible``)."""
+    return queues_visible(
+        queue_figures(), username=user.get_username(), sees_all=bool(holds(user, SEES_ALL_QUEUES))
+    )
 
 
 def holds(user, perms: tuple[str, ...]) -> set[str]:

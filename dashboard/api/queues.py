@@ -1,5 +1,7 @@
-"""Queue endpoints (issue 19): the tree with its live figures for everyone signed in; create,
-change, delete, close and open for operators (``scheduler_core.change_queue``).
+"""Queue endpoints (issue 19): the tree with its live figures, as far as the user may read it
+(``permissions.queue_figures_visible``: a submitter, the queues they may submit to and their
+ancestors; any other queue is a 404 as if it did not exist); create, change, delete, close and
+open for operators (``scheduler_core.change_queue``).
 
 Every write goes through ``services/queues.py``, so the API refuses what a manifest would, with
 the same reasons: an error's ``field`` is the JSON key (``guarantee.cpu``, ``parent``).
@@ -24,12 +26,13 @@ from scheduler_core.declarations.queue_spec import QueueSpec
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
 from scheduler_core.models import Queue
-from scheduler_core.queue_figures import QueueFigures, queue_figures
+from scheduler_core.queue_figures import QueueFigures
 from scheduler_core.services import queues as service
 
 from .exceptions import ERRORS
 from .fields import ResourceMapField, StrictNumberField, SubdomainNameField
 from .parsers import JSONParser
+from .permissions import queue_figures_visible
 from .serializers import StrictSerializer
 
 #: API keys whose service name differs (an error's field is the key the caller sent).
@@ -37,7 +40,8 @@ RENAMES = {"lendingLimit": "lending_limit"}
 
 
 class IsQueueOperator(BasePermission):
-    """Reads for everyone signed in; writes with ``scheduler_core.change_queue`` (operators)."""
+    """Reads for everyone signed in (each the queues they read); writes with
+    ``scheduler_core.change_queue`` (operators)."""
 
     message = "Only operators may create, change, close or delete queues."
 
@@ -136,8 +140,8 @@ def _put(spec: QueueSpec) -> str:
         raise DeclarationError(field, error.reason) from None
 
 
-def _figures(name: str) -> QueueFigures:
-    figures = None if "\x00" in name else queue_figures().get(name)
+def _figures(name: str, user) -> QueueFigures:
+    figures = None if "\x00" in name else queue_figures_visible(user).get(name)
     if figures is None:
         raise Http404(f"queue {name} not found")
     return figures
@@ -173,7 +177,7 @@ class QueueListApi(APIView):
         if not chosen.is_valid():
             raise serializers.ValidationError(chosen.errors)
         names = set(chosen.qs.values_list("name", flat=True))
-        rows = [figures for name, figures in queue_figures().items() if name in names]
+        rows = [figures for name, figures in queue_figures_visible(request.user).items() if name in names]
         return Response(QueueOutput(rows, many=True).data)
 
     @extend_schema(
@@ -194,7 +198,7 @@ class QueueListApi(APIView):
             setattr(spec, key, value)
         with transaction.atomic():
             _put(spec)
-        return Response(QueueOutput(_figures(name)).data, status=status.HTTP_201_CREATED)
+        return Response(QueueOutput(_figures(name, request.user)).data, status=status.HTTP_201_CREATED)
 
 
 class QueueDetailApi(APIView):
@@ -207,7 +211,7 @@ class QueueDetailApi(APIView):
         responses={200: QueueOutput, 404: ERRORS},
     )
     def get(self, request: Request, name: str) -> Response:
-        return Response(QueueOutput(_figures(name)).data)
+        return Response(QueueOutput(_figures(name, request.user)).data)
 
     @extend_schema(
         operation_id="queues_change",
@@ -226,7 +230,7 @@ class QueueDetailApi(APIView):
                 raise Http404(f"queue {name} not found")
             changes = _changes(dict(serializer.validated_data))
             _put(service.spec_of(queue, declaration={**queue.declaration, **request.data}, **changes))
-        return Response(QueueOutput(_figures(name)).data)
+        return Response(QueueOutput(_figures(name, request.user)).data)
 
     @extend_schema(
         operation_id="queues_delete",
@@ -245,7 +249,7 @@ class _QueueStateApi(APIView):
 
     def post(self, request: Request, name: str) -> Response:
         _service_call(self.change, name)
-        return Response(QueueOutput(_figures(name)).data)
+        return Response(QueueOutput(_figures(name, request.user)).data)
 
 
 class QueueCloseApi(_QueueStateApi):

@@ -14,11 +14,12 @@ from datetime import datetime, timedelta
 
 from django.db.models import Count
 
+from dashboard.api.permissions import queue_figures_visible
 from dashboard.api.selectors import gang_visible
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.models import LocalQueue, QueueSample
-from scheduler_core.queue_figures import QueueFigures, latest_samples, queue_figures
+from scheduler_core.queue_figures import QueueFigures, latest_samples
 
 CHART_MINUTES = 60
 WAITING = (GangPhase.PENDING.value, GangPhase.SCHEDULING.value)
@@ -93,8 +94,9 @@ def waiting_gangs(user, figures: dict[str, QueueFigures]) -> Counter:
 
 
 def queue_rows(user) -> list[dict]:
-    """Every queue, parents before children, with its bars (see the module docstring)."""
-    figures = queue_figures()
+    """Every queue ``user`` may read (``queue_figures_visible``), parents before children, with
+    its bars (see the module docstring)."""
+    figures = queue_figures_visible(user)
     if not figures:
         return []
     samples = {sample.queue: sample for sample in latest_samples()}

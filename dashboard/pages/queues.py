@@ -1,8 +1,10 @@
 """/queues/: the queue tree with each queue's bars and chart, live; close and open for operators.
 
-Everyone signed in sees the tree, its amounts and its state (like the cluster's capacity, they
-are not secret); the gangs waiting in a queue are counted among those the user may see (a
-submitter: their own), as the gangs list the count links to would show them. Closing and opening
+Operators and viewers see the whole tree, its amounts and its state; a submitter the queues they
+may submit to and their ancestors, as ``/api/v1/queues/`` lists them (``queue_figures_visible``):
+another queue, and its chart, read as one that does not exist. The gangs waiting in a queue are
+counted among those the user may see (a submitter: their own), as the gangs list the count links
+to would show them. Closing and opening
 take ``scheduler_core.close_queue`` (operators); to anyone else the action answers exactly as
 for a queue that does not exist (404), as the other page actions do for what one may not touch.
 """

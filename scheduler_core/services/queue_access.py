@@ -1,5 +1,5 @@
 """Who may submit to which queue (the rules are services/queues.py's docstring's), asked in one
-query.
+query; and so which queues a submitter reads (``queues_visible``).
 
 Every submission asks: which queue a gang naming ``declared`` in its namespace is charged to
 (a Kueue LocalQueue resolves to its ClusterQueue), whether that queue exists, whether any queue
@@ -12,14 +12,16 @@ in one statement written once, and the rules are applied to them in Python, in o
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.db.models import Q
 
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import LocalQueue, Queue, QueueAccess
+from scheduler_core.queue_figures import QueueFigures
 
 from .tenancy import CHANGE_ALL, Actor
 
@@ -70,6 +72,37 @@ def queue_require(actor: Actor, namespace: str, declared_name: str, field: str) 
             field,
             f"queue {declared_name} is not a leaf queue: name one of its children (work runs in leaves)",
         )
+
+
+def queues_usable(username: str) -> set[str]:
+    """The queues ``username`` may submit to by their access rows: those with none (open to every
+    submitter) and those whose rows list the user or one of their groups. One query."""
+    granted = Q(access__user__username=username) | Q(access__group__user__username=username)
+    usable = Queue.objects.filter(Q(access__isnull=True) | granted)
+    return set(usable.values_list("name", flat=True).distinct())
+
+
+def queues_visible(
+    figures: dict[str, QueueFigures], *, username: str, sees_all: bool
+) -> dict[str, QueueFigures]:
+    """The part of the tree a user reads, in the same order: everything for whoever sees all
+    (operators, viewers); for a submitter the queues they may submit to and the ancestors of
+    those, each listing only the children the submitter reads. The ancestors stay because a
+    usable queue's ``path`` and ``parent`` name them anyway, and their max and usage are what
+    may hold the submitter's work back (``QueueAtMax`` names them too); any other queue reads
+    exactly as one that does not exist."""
+    if sees_all:
+        return figures
+    seen: set[str] = set()
+    for name in queues_usable(username):
+        while name in figures and name not in seen:
+            seen.add(name)
+            name = figures[name].parent
+    return {
+        name: replace(entry, children=[child for child in entry.children if child in seen])
+        for name, entry in figures.items()
+        if name in seen
+    }
 
 
 @functools.cache

@@ -1,4 +1,5 @@
-"""/api/v1/queues/: everyone signed in reads the tree with its live figures; operators create,
+"""/api/v1/queues/: everyone signed in reads the tree with its live figures (a submitter, the
+queues they may submit to and their ancestors); operators create,
 change, close, open and delete, each through services/queues.py (the same refusals as a
 manifest, naming the JSON key); submitters are refused writes with 403."""
 
@@ -94,6 +95,65 @@ def test_change_close_open_and_delete(as_olga):
     assert as_olga.post("/api/v1/queues/ml/close/").status_code == 404
 
 
+@pytest.fixture
+def private_tree(bob):
+    """``org`` (bob only) over ``org-open`` (everyone) and ``org-bob`` (bob only); ``private-a``
+    (bob only, top-level); ``public`` (everyone)."""
+    from scheduler_core.models import QueueAccess
+
+    org = Queue.objects.create(name="org")
+    for name, parent, private in [
+        ("org-open", org, False),
+        ("org-bob", org, True),
+        ("private-a", None, True),
+        ("public", None, False),
+    ]:
+        queue = Queue.objects.create(name=name, parent=parent)
+        if private:
+            QueueAccess.objects.create(queue=queue, user=bob)
+    QueueAccess.objects.create(queue=org, user=bob)
+
+
+def test_a_submitter_reads_the_queues_they_may_use_and_their_ancestors(as_alice, as_bob, private_tree):
+    listed = {row["name"]: row for row in as_alice.get("/api/v1/queues/").json()}
+    # org stays, as the parent org-open's path names, but lists only the children alice reads.
+    assert list(listed) == ["org", "org-open", "public"]
+    assert listed["org"]["children"] == ["org-open"]
+    assert listed["org-open"]["path"] == "org/org-open"
+    assert [row["name"] for row in as_alice.get("/api/v1/queues/?parent=org").json()] == ["org-open"]
+    assert as_alice.get("/api/v1/queues/?parent=private-a").json() == []
+    for hidden in ("private-a", "org-bob"):
+        refused, missing = as_alice.get(f"/api/v1/queues/{hidden}/"), as_alice.get("/api/v1/queues/nowhere/")
+        assert (refused.status_code, refused.content) == (404, missing.content)
+    assert as_alice.get("/api/v1/queues/org/").status_code == 200
+    # Whoever may use them reads them all.
+    assert [row["name"] for row in as_bob.get("/api/v1/queues/").json()] == [
+        "org",
+        "org-bob",
+        "org-open",
+        "private-a",
+        "public",
+    ]
+    assert as_bob.get("/api/v1/queues/private-a/").status_code == 200
+
+
+def test_a_group_grants_the_read_and_operators_and_viewers_read_everything(
+    as_alice, alice, as_olga, as_vera, private_tree
+):
+    from django.contrib.auth.models import Group
+
+    from scheduler_core.models import QueueAccess
+
+    everything = ["org", "org-bob", "org-open", "private-a", "public"]
+    assert [row["name"] for row in as_olga.get("/api/v1/queues/").json()] == everything
+    assert [row["name"] for row in as_vera.get("/api/v1/queues/").json()] == everything
+    assert as_vera.get("/api/v1/queues/private-a/").status_code == 200
+    team = Group.objects.create(name="team")
+    alice.groups.add(team)
+    QueueAccess.objects.create(queue=Queue.objects.get(name="private-a"), group=team)
+    assert as_alice.get("/api/v1/queues/private-a/").status_code == 200
+
+
 def test_a_submitter_refused_a_queue_reads_it_as_missing(as_alice, bob):
     from scheduler_core.models import QueueAccess
 
@@ -172,3 +232,17 @@ def test_fair_share_and_lent_come_from_the_latest_cycle(as_alice):
     assert rows["a"]["borrowed"]["cpu"] == 1000
     assert rows["b"]["lent"] == {"cpu": 1000}
     assert as_alice.get("/api/v1/queues/b/").json()["lent"] == {"cpu": 1000}
+
+
+def test_queue_reads_never_come_from_the_read_cache(as_alice, alice, private_tree, settings):
+    """What a submitter reads of the tree follows access rows, which no gang change announces:
+    a grant is read at once, and the fast path never answers a queue read."""
+    from dashboard.api.cached_reads import fast_key
+    from scheduler_core.models import QueueAccess
+
+    settings.GANGSCHED_API_CACHE = True
+    assert as_alice.get("/api/v1/queues/private-a/").status_code == 404
+    QueueAccess.objects.create(queue=Queue.objects.get(name="private-a"), user=alice)
+    assert as_alice.get("/api/v1/queues/private-a/").status_code == 200
+    scope = {"method": "GET", "path": "/api/v1/queues/", "headers": [(b"authorization", b"Token x")]}
+    assert fast_key(scope) is None

@@ -1,4 +1,5 @@
-"""/queues/: the tree with its bars for everyone signed in, the waiting gangs each user may see,
+"""/queues/: the tree with its bars (a submitter's: the queues they may use and their ancestors),
+the waiting gangs each user may see,
 the chart's samples, the live JSON, close and open for operators only (404 to anyone else, the
 bytes of a queue that does not exist), and the gang page naming its queue and queue reason."""
 
@@ -115,6 +116,19 @@ def test_the_live_json_carries_the_bars(as_alice, tree):
     assert bar["used"] == 0  # live: nothing of nlp is bound (the samples said 5)
     assert bars["cpu"]["pending"] == 4000 and bars["cpu"]["max"] is None
     assert nlp["open"] is True and nlp["path"] == "ml/nlp" and nlp["depth"] == 1
+
+
+def test_a_submitter_sees_neither_the_row_nor_the_chart_of_a_queue_they_may_not_use(
+    as_alice, as_bob, bob, tree
+):
+    from scheduler_core.models import QueueAccess
+
+    QueueAccess.objects.create(queue=Queue.objects.get(name="cv"), user=bob)
+    rows = [row["name"] for row in as_alice.get("/queues/live/").json()["queues"]]
+    assert rows == ["ml", "nlp"]
+    page = as_alice.get("/queues/?chart=cv")
+    assert 'id="queue-cv"' not in page.content.decode() and page.context["chart"]["queue"] == "ml"
+    assert [row["name"] for row in as_bob.get("/queues/live/").json()["queues"]] == ["ml", "cv", "nlp"]
 
 
 def test_no_queues_says_so(as_alice):

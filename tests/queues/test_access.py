@@ -235,3 +235,18 @@ def test_the_question_is_one_query(alice, closed_queue, queue, django_assert_num
     actor = Actor.of(alice)
     with django_assert_num_queries(1):
         queue_allows(actor, queue)
+
+
+def test_a_submitter_reads_the_queues_they_may_use_and_their_ancestors(alice, bob, closed_queue):
+    from scheduler_core.queue_figures import queue_figures
+    from scheduler_core.services.queue_access import queues_usable, queues_visible
+
+    Queue.objects.create(name="inner", parent=closed_queue)  # open, under bob's queue
+    hidden = Queue.objects.create(name="hidden", parent=closed_queue)
+    QueueAccess.objects.create(queue=hidden, user=bob)
+    assert queues_usable("alice") == {"public", "inner"}
+    figures = queue_figures()
+    seen = queues_visible(figures, username="alice", sees_all=False)
+    assert list(seen) == ["private", "inner", "public"]  # tree order kept
+    assert seen["private"].children == ["inner"] and figures["private"].children == ["hidden", "inner"]
+    assert queues_visible(figures, username="nobody", sees_all=True) is figures

@@ -10,7 +10,16 @@ from django.db import transaction
 
 from scheduler_core.models import Gang, Queue
 from tests.security.matrix_requests import PARAMS_BY_KEY, QUEUE, body, client, own_gang, request_kwargs, send
-from tests.security.matrix_table import HIDDEN, LOGIN, NOT_FOUND, PAGE_NOT_FOUND, SECRET, STAFF, Row
+from tests.security.matrix_table import (
+    HIDDEN,
+    LOGIN,
+    NOT_FOUND,
+    PAGE_NOT_FOUND,
+    QUEUE_HIDDEN,
+    SECRET,
+    STAFF,
+    Row,
+)
 from tests.security.urlmatrix import Endpoint
 
 SEES_ALICES_GANG = {"alice", "vera", "olga"}
@@ -108,6 +117,10 @@ PAGE_ACTION_MESSAGES = {
 }
 
 
+def _lists_alices_queue(role, response, world, browser) -> None:
+    assert (QUEUE in response.content.decode()) is (role in SEES_ALICES_GANG)
+
+
 def _queue_closed(role, response, world, browser) -> None:
     closed = not Queue.objects.get(name=QUEUE).open
     assert closed is (role == "olga")
@@ -131,6 +144,9 @@ CHECKS = {
     ("dashboard:gang-action", "POST", "default"): _page_action_message,
     ("login", "POST", "default"): _signed_in,
     ("dashboard:queue-action", "POST", "default"): _queue_closed,
+    ("api:queues", "GET", "default"): _lists_alices_queue,
+    ("dashboard:queues", "GET", "default"): _lists_alices_queue,
+    ("dashboard:queues-live", "GET", "default"): _lists_alices_queue,
 }
 
 
@@ -148,7 +164,7 @@ def ask(endpoint: Endpoint, row: Row, role: str, world: dict) -> None:
         assert rows_snapshot() == before, "a denied write changed rows"
     if outcome is HIDDEN:
         check_hidden(endpoint, row.method, browser, world, kwargs, response)
-    if outcome is PAGE_NOT_FOUND:
+    if outcome in (PAGE_NOT_FOUND, QUEUE_HIDDEN):
         check_page_not_found(endpoint, row.method, browser, world, kwargs, response)
     if role == "bob" and 200 <= response.status_code < 300:
         assert SECRET not in body(response).decode(errors="replace"), "bob read alice's gang"

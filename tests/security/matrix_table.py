@@ -11,8 +11,10 @@ names; ``bob``, another submitter; ``vera``, who may view every gang but neither
 - ``NOT_FOUND``: a write that would create the object answers 404 with a not-found ``errors``
   body (a write on another's key: comparing with "no such object" would compare with a creation).
 - ``DENIED``: 403, only for what the role may see but not do (vera's kill, a submitter's Node).
-- ``PAGE_NOT_FOUND``: a page's action on an object everyone may see but only some may change
-  (closing a queue): 404, byte for byte the answer for an object that does not exist.
+- ``PAGE_NOT_FOUND``: a page's action on an object the role may not change (closing a queue):
+  404, byte for byte the answer for an object that does not exist.
+- ``QUEUE_HIDDEN``: a queue the role may not submit to (the matrix's queue is alice's alone):
+  404, byte for byte the answer for a queue that does not exist.
 - ``REFUSED``: a 400 of the credentials endpoints (no such user); ``REFUSED_REDIRECT``: a page's
   form action refused with a message.
 - ``STAFF``: past the admin's staff gate, where Django's model permissions answer (200, 403, a
@@ -55,6 +57,7 @@ HIDDEN = _outcome("HIDDEN", 404, denial=True)
 NOT_FOUND = _outcome("NOT_FOUND", 404, denial=True)
 DENIED = _outcome("DENIED", 403, denial=True)
 PAGE_NOT_FOUND = _outcome("PAGE_NOT_FOUND", 404, denial=True)
+QUEUE_HIDDEN = _outcome("QUEUE_HIDDEN", 404, denial=True)
 REFUSED = _outcome("REFUSED", 400, denial=True)
 REFUSED_FORM = _outcome("REFUSED_FORM", 200, denial=True)  # the sign-in form shown again
 REFUSED_REDIRECT = _outcome("REFUSED_REDIRECT", 302, denial=True)
@@ -117,10 +120,11 @@ TABLE: list[Row] = [
     row("api:topology", "DELETE", *OPERATORS_ONLY, NO_CONTENT),
     row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="topology"),
     row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="hypernode"),
-    # Queues (issue 19): the tree is everyone's to read, the operators' to change.
+    # Queues (issue 19): a queue is read by who may submit to it, viewers and operators (bob's
+    # list leaves alice's queue out); changed by operators only.
     row("api:queues", "GET", *everyone(OK)),
     row("api:queues", "POST", *OPERATORS_ONLY, CREATED),
-    row("api:queue", "GET", *everyone(OK)),
+    row("api:queue", "GET", LOGIN, OK, QUEUE_HIDDEN, OK, OK),
     row("api:queue", "PATCH", *OPERATORS_ONLY, OK),
     row("api:queue", "DELETE", *OPERATORS_ONLY, NO_CONTENT),
     row("api:queue-close", "POST", *OPERATORS_ONLY, OK),

@@ -18,7 +18,7 @@ from django.db import transaction
 from dashboard import health
 from dashboard.models import SimulationRun
 from dashboard.simulations import plot_dir
-from scheduler_core.models import Gang, Node, Queue, Topology
+from scheduler_core.models import Gang, Node, Queue, QueueAccess, Topology
 from tests.cast import make_gang
 from tests.security import matrix_tally
 from tests.security.matrix_checks import ask, check_outcome, rows_snapshot
@@ -35,13 +35,13 @@ PLOT = PARAMS_BY_KEY["dashboard:simulation-plot"]["name"]
 
 @pytest.fixture
 def world(alice, bob, vera, olga, monkeypatch, tmp_path) -> dict:
-    """alice's gang (timed out, so retry and kill apply), a node, a queue, a topology, a simulation
-    run with a plot.
+    """alice's gang (timed out, so retry and kill apply), a node, a queue only alice may submit
+    to, a topology, a simulation run with a plot.
     /healthz's worker ping would wait a second for a worker the tests do not run: one answers."""
     gang = make_gang("ml", SECRET, submitter="alice")
     Gang.objects.filter(pk=gang.pk).update(phase="TimedOut")
     Node.objects.create(name="n1", allocatable={"cpu": 4000, "memory": 8 * 2**30})
-    Queue.objects.create(name=QUEUE)
+    QueueAccess.objects.create(queue=Queue.objects.create(name=QUEUE), user=alice)  # alice's alone
     Topology.objects.create(name=TOPOLOGY, levels=["example.com/rack"])
     monkeypatch.setenv("GANGSCHED_SIMULATIONS_DIR", str(tmp_path))
     run = SimulationRun.objects.create(
