@@ -114,6 +114,18 @@ class StrictIntegerField(serializers.IntegerField):
         return data
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON boolean: not ``"yes"``, ``"true"``, ``"on"`` or ``1``, which DRF would take as true
+    (the apiserver's strict decoding refuses them too)."""
+
+    default_error_messages = {"invalid": "must be true or false (a JSON boolean)"}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
 class StrictNumberField(serializers.FloatField):
     """A finite JSON number: not a string (DRF would take ``"1_000"`` or ``"nan"``), not a bool."""
 

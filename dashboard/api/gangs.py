@@ -27,6 +27,7 @@ from .fields import (
     PRIORITY_MIN,
     LabelNameField,
     ResourceMapField,
+    StrictBooleanField,
     StrictIntegerField,
     StrictNumberField,
     SubdomainNameField,
@@ -72,7 +73,7 @@ class GangSubmitInput(StrictSerializer):
     priority = StrictIntegerField(
         required=False, allow_null=True, min_value=PRIORITY_MIN, max_value=PRIORITY_MAX
     )
-    preemptible = serializers.BooleanField(required=False)
+    preemptible = StrictBooleanField(required=False)
     queue = SubdomainNameField(max_length=63, required=False)
     placement = serializers.ChoiceField(choices=[p.value for p in Placement], required=False)
     restartPolicy = serializers.ChoiceField(choices=RestartPolicy.values, required=False)

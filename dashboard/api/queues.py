@@ -30,7 +30,7 @@ from scheduler_core.queue_figures import QueueFigures
 from scheduler_core.services import queues as service
 
 from .exceptions import ERRORS
-from .fields import ResourceMapField, StrictNumberField, SubdomainNameField
+from .fields import ResourceMapField, StrictBooleanField, StrictNumberField, SubdomainNameField
 from .parsers import JSONParser
 from .permissions import queue_figures_visible
 from .serializers import StrictSerializer
@@ -92,9 +92,9 @@ class QueueInput(StrictSerializer):
     max = ResourceMapField(required=False)
     lendingLimit = ResourceMapField(required=False)  # noqa: N815
     weight = StrictNumberField(required=False)
-    reclaimable = serializers.BooleanField(required=False)
-    open = serializers.BooleanField(required=False)
-    cohort = serializers.BooleanField(required=False)
+    reclaimable = StrictBooleanField(required=False)
+    open = StrictBooleanField(required=False)
+    cohort = StrictBooleanField(required=False)
 
 
 class QueueChangeInput(QueueInput):

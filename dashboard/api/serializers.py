@@ -22,6 +22,7 @@ from .fields import (
     AffinityField,
     LabelNameField,
     ResourceMapField,
+    StrictBooleanField,
     StrictIntegerField,
     StrictNumberField,
     StringMapField,
@@ -47,7 +48,7 @@ class StrictSerializer(serializers.Serializer):
 class PodTemplateInput(StrictSerializer):
     requests = ResourceMapField(required=False)
     priority = StrictIntegerField(required=False, min_value=PRIORITY_MIN, max_value=PRIORITY_MAX)
-    preemptible = serializers.BooleanField(required=False)
+    preemptible = StrictBooleanField(required=False)
     nodeSelector = StringMapField(required=False)
     tolerations = TolerationsField(required=False)
     affinity = AffinityField(required=False)

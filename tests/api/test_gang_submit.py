@@ -101,6 +101,10 @@ def pod(name="train-0", **fields):
     return {"name": name, "requests": {"cpu": "1"}, **fields}
 
 
+def without_pods(body):
+    return {key: value for key, value in body.items() if key != "pods"}
+
+
 def with_request(resource, value):
     return job(minMember=1, pods=[{"name": "train-0", "requests": {resource: value}}])
 
@@ -158,6 +162,17 @@ REFUSALS = [
         job(pods=[pod("a", durationSeconds=-1), pod("b")]),
         "pods[0].durationSeconds",
         "greater than or equal to 0",
+    ),
+    # booleans: JSON's true and false only (DRF would take "yes", "true", "on", 1 as true)
+    (job(preemptible="yes"), "preemptible", "a JSON boolean"),
+    (job(preemptible="false"), "preemptible", "a JSON boolean"),
+    (job(preemptible=1), "preemptible", "a JSON boolean"),
+    (job(preemptible=None), "preemptible", "may not be null"),
+    (job(pods=[pod("a", preemptible="on"), pod("b")]), "pods[0].preemptible", "a JSON boolean"),
+    (
+        without_pods(job(tasks=[{"name": "w", "replicas": 2, "template": {"preemptible": 0}}])),
+        "tasks[0].template.preemptible",
+        "a JSON boolean",
     ),
     # enumerations
     (job(mode="Lenient"), "mode", "not a valid choice"),

@@ -79,6 +79,18 @@ def test_bad_trees_are_refused_naming_the_json_key(as_olga):
     assert errors(response) == [(f"max.{GPU}", "max 1 is below the guarantee 4 of queue ml")]
 
 
+@pytest.mark.parametrize("key", ["reclaimable", "open", "cohort"])
+@pytest.mark.parametrize("value", ["yes", "true", 1, 0])
+def test_a_queue_s_booleans_are_json_booleans(as_olga, key, value):
+    created = as_olga.post("/api/v1/queues/", {"name": "q", key: value}, format="json")
+    assert created.status_code == 400
+    assert errors(created) == [(key, "must be true or false (a JSON boolean)")]
+    Queue.objects.create(name="q")
+    changed = as_olga.patch("/api/v1/queues/q/", {key: value}, format="json")
+    assert errors(changed) == [(key, "must be true or false (a JSON boolean)")]
+    assert as_olga.patch("/api/v1/queues/q/", {key: False}, format="json").status_code == 200
+
+
 def test_change_close_open_and_delete(as_olga):
     Queue.objects.create(name="ml", weight=1)
     changed = as_olga.patch("/api/v1/queues/ml/", {"weight": 3, "reclaimable": False}, format="json")
