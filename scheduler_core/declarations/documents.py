@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,16 @@ import yaml
 from .validate import INT64_MAX, INT64_MIN, MAX_MANIFEST_BYTES, DeclarationError, join, kind_of, limit, shown
 from .yaml_stream import MAX_DEPTH, MAX_VALUES, too_deep, too_many_values, yaml_load
 
-__all__ = ["MAX_DEPTH", "MAX_VALUES", "Manifest", "documents_expand", "documents_parse", "values_check"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_VALUES",
+    "Manifest",
+    "documents_expand",
+    "documents_parse",
+    "repeated_keys_hook",
+    "repeated_keys_refuse",
+    "values_check",
+]
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,7 @@ def _json_stream(text: str) -> list[Any]:
     decoder = json.JSONDecoder(
         parse_constant=_refuse_constant,
         parse_int=_json_int,
-        object_pairs_hook=lambda pairs: _json_object(pairs, repeated),
+        object_pairs_hook=repeated_keys_hook(repeated),
     )
     documents, position = [], 0
     while True:
@@ -123,13 +133,25 @@ def _json_stream(text: str) -> list[Any]:
             break
         document, position = decoder.raw_decode(text, position)
         documents.append(document)
+    repeated_keys_refuse(repeated, documents)
+    return documents
+
+
+def repeated_keys_hook(repeated: list) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """An ``object_pairs_hook`` for any JSON decoder (the API's parser uses it too): it notes in
+    ``repeated`` every object whose text gave a key twice, which json would silently keep the
+    last of; ``repeated_keys_refuse`` then refuses the first."""
+    return lambda pairs: _json_object(pairs, repeated)
+
+
+def repeated_keys_refuse(repeated: list, documents: list[Any]) -> None:
+    """Refuse the first object ``repeated_keys_hook`` noted, naming the repeated key's path."""
     if repeated:
         key = repeated[0].repeated
         raise DeclarationError(
             join(_path_of(repeated[0], documents), key),
             f"the key {key!r} appears twice in one object: remove one",
         )
-    return documents
 
 
 class _TooLong(str):

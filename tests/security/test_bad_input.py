@@ -159,6 +159,15 @@ BAD_JOBS = [
         "negative",
     ),
     (json.dumps(job(minResources={"nvidia.com/gpu": -1})), "minResources.nvidia.com/gpu", "negative"),
+    # A key given twice, at any depth: refused naming it (json would keep the last value).
+    (json.dumps(job(name="dup1"))[:-1] + ', "name": "dup2"}', "name", "'name' appears twice"),
+    (
+        json.dumps(job(minMember=1, pods=[{"name": "p", "requests": {"cpu": "1"}}])).replace(
+            '"cpu": "1"', '"cpu": "1", "cpu": "64"'
+        ),
+        "pods[0].requests.cpu",
+        "'cpu' appears twice in one object",
+    ),
 ]
 
 
@@ -170,6 +179,21 @@ def test_a_hostile_gang_job_is_a_400_naming_the_problem(as_alice, nothing_create
 
     assert response.status_code == 400, response.content[:300]
     assert any(f == field and words in reason for f, reason in errors(response)), errors(response)
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "key"),
+    [
+        ("/api/v1/queues/", '{"name": "a", "name": "b"}', "name"),
+        ("/api/v1/auth/token/", '{"username": "olga", "password": "x", "password": "y"}', "password"),
+        ("/api/v1/simulations/", '{"cluster": "n32g4", "cluster": "n1g1"}', "cluster"),
+        ("/api/v1/manifests/", '{"apiVersion": "v1", "kind": "Pod", "kind": "Node"}', "kind"),
+    ],
+)
+def test_every_json_endpoint_refuses_a_key_given_twice_naming_it(as_olga, url, body, key):
+    response = as_olga.post(url, body, content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+    assert errors(response) == [(key, f"the key {key!r} appears twice in one object: remove one")]
 
 
 def test_a_body_over_djangos_upload_limit_is_a_413_in_the_error_shape(as_alice, nothing_created, settings):
