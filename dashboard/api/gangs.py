@@ -232,7 +232,7 @@ class GangListSubmitApi(generics.ListAPIView):
             # One transaction: a rejected group leaves no gang behind, a rejected gang no group.
             with transaction.atomic():
                 gang = gang_submit(**arguments)
-                gang_group_join(gang=gang, members=data["groups"])
+                gang_group_join(gang=gang, members=data["groups"], actor=arguments["actor"])
         else:  # a transaction of its own, not a savepoint in another: two statements fewer
             gang = gang_submit(**arguments)
         # Committed: runs at once (in a test's transaction, at its end). Read your writes.

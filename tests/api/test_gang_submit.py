@@ -8,6 +8,7 @@ import pytest
 from dashboard.api.auth import TokenThrottle
 from dashboard.api.throttles import SubmitThrottle, process_cache
 from scheduler_core.models import Gang, GangEvent, GangGroup, Member
+from tests.cast import make_gang
 
 from .conftest import errors, job
 
@@ -88,13 +89,41 @@ def test_a_pods_kubernetes_affinity_object_is_stored_as_its_required_terms(as_al
     assert {m.affinity == terms for m in Member.objects.all()} == {True}
 
 
-def test_groups_put_the_gang_in_a_gang_group_with_itself(as_alice):
+def test_groups_put_the_gang_and_the_gangs_it_lists_in_one_gang_group(as_alice):
+    make_gang("other", "worker", submitter="alice")
     response = as_alice.post(URL, job(groups=["other/worker"]), format="json")
     assert response.status_code == 201, response.content
     group = GangGroup.objects.get()
     assert group.members == ["ml/train", "other/worker"]
     assert response.json()["group"] == group.key
-    assert Gang.objects.get(name="train").group == group
+    assert {gang.key: gang.group for gang in Gang.objects.all()} == {"ml/train": group, "other/worker": group}
+
+
+def test_groups_naming_no_gang_or_anothers_gang_are_refused_alike(as_alice, as_olga):
+    """Another tenant's gang reads as one that does not exist: the same 400, nothing written."""
+    make_gang("other", "worker", submitter="bob")
+    missing = as_alice.post(URL, job(groups=["ml/train", "other/nobody"]), format="json")
+    anothers = as_alice.post(URL, job(groups=["ml/train", "other/worker"]), format="json")
+    assert (missing.status_code, anothers.status_code) == (400, 400)
+    assert errors(anothers) == [("groups[1]", "gang other/worker not found")]
+    assert anothers.content.replace(b"worker", b"nobody") == missing.content
+    assert list(Gang.objects.values_list("name", "group")) == [("worker", None)]
+    assert not GangGroup.objects.exists() and not Member.objects.filter(gang__name="train").exists()
+    # An operator may group any tenant's gangs.
+    assert as_olga.post(URL, job(groups=["other/worker"]), format="json").status_code == 201
+    assert Gang.objects.get(name="worker").group is not None
+
+
+def test_a_listed_gang_already_in_another_group_is_refused(as_alice):
+    make_gang("ml", "a", submitter="alice")
+    make_gang("ml", "b", submitter="alice")
+    body = job(name="c", groups=["ml/a"], pods=[pod("c-0")], minMember=1)
+    grouped = as_alice.post(URL, body, format="json")
+    assert grouped.status_code == 201, grouped.content
+    response = as_alice.post(URL, job(groups=["ml/a", "ml/b"]), format="json")
+    assert response.status_code == 400
+    assert errors(response) == [("groups[0]", "gang ml/a is already in gang group ml/a,ml/c")]
+    assert not Gang.objects.filter(name="train").exists() and Gang.objects.get(name="b").group is None
 
 
 def pod(name="train-0", **fields):
@@ -309,6 +338,8 @@ def test_a_pod_name_taken_in_the_namespace_leaves_no_gang_behind(as_alice):
 
 def test_a_long_gang_group_is_keyed_by_a_hash_of_its_members(as_alice):
     keys = [f"ns-{i}/{'g' * 60}" for i in range(20)]  # too long together for a key
+    for key in keys:
+        make_gang(*key.split("/"), submitter="alice", pods=1)
     response = as_alice.post(URL, job(groups=keys), format="json")
     assert response.status_code == 201, response.content
     assert GangGroup.objects.get().key.startswith("group-")
