@@ -1,4 +1,4 @@
-"""Queue endpoints (issue 19): the tree with its live figures, as far as the user may read it
+"""Queue endpoints: the tree with its live figures, as far as the user may read it
 (``permissions.queue_figures_visible``: a submitter, the queues they may submit to and their
 ancestors; any other queue is a 404 as if it did not exist); create, change, delete, close and
 open for operators (``scheduler_core.change_queue``).

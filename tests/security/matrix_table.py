@@ -120,7 +120,7 @@ TABLE: list[Row] = [
     row("api:topology", "DELETE", *OPERATORS_ONLY, NO_CONTENT),
     row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="topology"),
     row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="hypernode"),
-    # Queues (issue 19): a queue is read by who may submit to it, viewers and operators (bob's
+    # Queues: a queue is read by who may submit to it, viewers and operators (bob's
     # list leaves alice's queue out); changed by operators only.
     row("api:queues", "GET", *everyone(OK)),
     row("api:queues", "POST", *OPERATORS_ONLY, CREATED),
