@@ -120,6 +120,9 @@ def serve(transactional_db, settings, redis_client, monkeypatch):
     run = run_script()
     monkeypatch.setenv("DATABASE_URL", database_url())
     monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "gangsched.settings")
+    # The address limit counts in fixed windows: one that ends among a test's sign-ins starts its
+    # count again. A window of some three centuries has no end during a test run.
+    monkeypatch.setenv("GANGSCHED_LOGIN_ADDRESS_WINDOW_S", "10000000000")
     started = []
 
     def start(**env: str) -> str:
