@@ -241,6 +241,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 from gangsched import gc_policy  # noqa: E402
+from gangsched.web_pool import pool_web_connections  # noqa: E402
 from scheduler_core.session_names import name_web_sessions  # noqa: E402
 
 _background: set[asyncio.Task] = set()  # the loop keeps only weak references to tasks
@@ -254,7 +255,8 @@ router = ProtocolTypeRouter(
 
 
 async def application(scope, receive, send):
-    """The router, and the ASGI lifespan: at startup this process names its database sessions
+    """The router, and the ASGI lifespan: at startup this process takes its database connections
+    from a pool unless configured otherwise (gangsched/web_pool.py), names its database sessions
     (scheduler_core/session_names.py), so the read cache knows its own writes' notifications,
     and starts its garbage collection policy (gangsched/gc_policy.py)."""
     if scope["type"] != "lifespan":
@@ -262,7 +264,8 @@ async def application(scope, receive, send):
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
-            await sync_to_async(name_web_sessions)()
+            await sync_to_async(pool_web_connections)()
+            await sync_to_async(name_web_sessions)()  # after: it closes the pool, to name its connections
             _background.add(asyncio.get_running_loop().create_task(gc_policy.run()))
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":

@@ -76,6 +76,7 @@ async def test_the_web_process_runs_the_policy_from_startup_to_shutdown(monkeypa
     from gangsched.asgi import application
 
     monkeypatch.setattr("gangsched.asgi.name_web_sessions", lambda: None)
+    monkeypatch.setattr("gangsched.asgi.pool_web_connections", lambda: None)
     server = ApplicationCommunicator(application, {"type": "lifespan"})
     await server.send_input({"type": "lifespan.startup"})
     assert await server.receive_output(timeout=5) == {"type": "lifespan.startup.complete"}

@@ -60,17 +60,19 @@ def test_the_asgi_app_routes_http_and_websockets():
     assert set(router.application_mapping) == {"http", "websocket"}
 
 
-async def test_the_asgi_servers_startup_names_the_processs_database_sessions(monkeypatch):
+async def test_the_asgi_servers_startup_pools_and_names_the_processs_database_sessions(monkeypatch):
     from channels.testing import ApplicationCommunicator
 
     from gangsched.asgi import application
 
     named = []  # how the naming works: tests/api/test_read_cache_stale.py
-    monkeypatch.setattr("gangsched.asgi.name_web_sessions", lambda: named.append(True))
+    monkeypatch.setattr("gangsched.asgi.name_web_sessions", lambda: named.append("named"))
+    # The pool first (tests/service/test_web_pool.py): naming closes it, so its connections are named.
+    monkeypatch.setattr("gangsched.asgi.pool_web_connections", lambda: named.append("pooled"))
     server = ApplicationCommunicator(application, {"type": "lifespan"})
     await server.send_input({"type": "lifespan.startup"})
     assert await server.receive_output(timeout=5) == {"type": "lifespan.startup.complete"}
-    assert named == [True]
+    assert named == ["pooled", "named"]
     await server.send_input({"type": "lifespan.shutdown"})
     assert await server.receive_output(timeout=5) == {"type": "lifespan.shutdown.complete"}
 
