@@ -1,14 +1,14 @@
 """How fast this machine runs Python right now, in the engine benchmark's own unit (µs per pod).
 
 A figure of bench/load.py (or any benchmark that shares the machine with its server) says little
-on its own: the same code gave 4,794-6,174 req/s on one 2-core machine and 108-193 req/s on
-another about twice as slow per core, with other work on it. ``engine_us_per_pod`` runs the
+on its own: the same command's figures differ several times over between two 2-core machines,
+and on one machine with what else runs on it. ``engine_us_per_pod`` runs the
 engine's throughput measurement (bench/engine_measure.py: 1,000 nodes, a 10,000-pod backlog,
 the cycles until one binds nothing) again and again for a few seconds, in this process, just
 before the load, and gives the median µs of ``run_cycle`` per pod placed (and the fastest run:
 the machine's speed when nothing else took its core): the first row of
 ``bench/engine.py --sweep 1000,5000 --pods 10000``, which docs/benchmarks.md quotes for the
-machines its figures came from (about 19-26 µs on the faster one, 43 µs on the slower). Two
+machines its figures came from (16.6-24.2 µs, and 43.5 µs on one about twice as slow). Two
 machines' figures compare through it; it moves with the machine's load average as they do.
 Pure Python and numpy, no database.
 """
