@@ -46,8 +46,8 @@ The machine's speed, measured in the same run: before the load, ``--speed-second
 skips it) of the engine benchmark's µs per pod (bench/machine_speed.py), printed beside the
 figures and in the JSON's ``machine``, so that figures from two machines can be compared.
 
-Targets (``judge``), each printed as met or missed, and the exit status 1 when one is missed:
-at least 1,000 requests a second, read p99 under 200 ms, submission p99 under half the submit
+Targets (bench/load_report.py), each printed as met or MISSED, and the exit status 1 when one
+is missed: at least 1,000 requests a second, read p99 under 200 ms, submission p99 under half the submit
 interval, no errors. Half the interval: a client submits every interval and waits for the
 answer before its next request, so a submission that takes as long as the interval means the
 server no longer serves the rate the clients ask for (they queue, and submit less often than
@@ -63,7 +63,6 @@ import asyncio
 import datetime as dt
 import gc
 import json
-import operator
 import os
 import platform
 import random
@@ -81,12 +80,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.keepalive import Connection  # noqa: E402
+from bench.load_report import judge, report  # noqa: E402
 
-READ_P99_TARGET_MS = 200
-THROUGHPUT_TARGET = 1000  # requests a second, reads and submissions together
-#: A submission's p99 must stay under this share of the submit interval (the module docstring).
-SUBMIT_P99_SHARE_OF_INTERVAL = 0.5
-COMPARE = {">=": operator.ge, "<": operator.lt, "==": operator.eq}
 #: A request not answered within this is a failure (``TimeoutError``).
 REQUEST_TIMEOUT_S = 30.0
 
@@ -306,22 +301,6 @@ async def loop_lag(stop_at: float, t0: float, tally: Tally) -> None:
             tally.latencies_ms.append((time.perf_counter() - asked - LAG_PROBE_S) * 1000)
 
 
-def judge(result: dict) -> list[dict]:
-    """Every target against a run's result: name, the figure, the bound and whether it was met."""
-    submit_bound_ms = round(SUBMIT_P99_SHARE_OF_INTERVAL * result["submit_interval_s"] * 1000, 1)
-    checks = [
-        ("throughput", "req/s", result["per_second"], ">=", THROUGHPUT_TARGET),
-        ("read p99", "ms", result["read"]["latency_ms"]["p99"], "<", READ_P99_TARGET_MS),
-        ("submission p99", "ms", result["submit"]["latency_ms"]["p99"], "<", submit_bound_ms),
-        ("errors", "", result["errors"], "==", 0),
-    ]
-    return [
-        {"target": name, "unit": unit, "value": value, "must_be": must, "bound": bound}
-        | {"met": COMPARE[must](value, bound)}
-        for name, unit, value, must, bound in checks
-    ]
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     speed = None
@@ -394,27 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     result["targets"] = judge(result)
     result["meets_targets"] = all(target["met"] for target in result["targets"])
 
-    columns = ("requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors")
-    print(f"{'kind':<8}" + "".join(f"{column:>10}" for column in columns))
-    for kind in ("read", "submit"):
-        row, latency = result[kind], result[kind]["latency_ms"]
-        values = (row["requests"], row["per_second"], *latency.values(), row["errors"])
-        print(f"{kind:<8}" + "".join(f"{value:>10}" for value in values))
-    for how, row in result["read"]["by_cache"].items():
-        share = 100 * row["requests"] / max(1, result["read"]["requests"])
-        print(f"  read {how:<7} {share:5.1f}%  p50 {row['p50_ms']:>7} ms  p99 {row['p99_ms']:>7} ms")
-    lag = result["client_loop_lag_ms"]
-    print(f"this script's event loop ran timers late by p50 {lag['p50']} ms, p99 {lag['p99']} ms")
-    print(f"total {result['per_second']} req/s, {result['errors']} errors")
-    for target in result["targets"]:
-        verdict = "met" if target["met"] else "MISSED"
-        figure = f"{target['value']} {target['unit']}".strip()
-        print(f"  {target['target']:<15} {figure:>14}  {target['must_be']} {target['bound']:<8} {verdict}")
-    averages = result["load_average"]
-    where = f"load average {averages['before'][0]} -> {averages['after'][0]}"
-    if speed:
-        where = f"engine {speed['engine_us_per_pod']} µs per pod, {where}"
-    print(f"machine: {where}; targets met: {result['meets_targets']}")
+    report(result)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     return 0 if result["meets_targets"] else 1
 

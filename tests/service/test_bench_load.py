@@ -1,12 +1,12 @@
-"""bench/load.py judges every target of a run (``judge``) and reports the machine's speed
-beside its figures (bench/machine_speed.py). It used to judge the errors and the read p99 only,
+"""bench/load.py judges every target of a run (bench/load_report.py) and reports the machine's
+speed beside its figures (bench/machine_speed.py). It used to judge the errors and the read p99 only,
 and printed "targets met" for runs whose submissions took longer than the submit interval."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.load import judge
+from bench.load_report import judge, report
 from bench.machine_speed import engine_us_per_pod
 
 
@@ -61,3 +61,18 @@ def test_the_machines_speed_is_the_engines_microseconds_per_pod():
     assert len(speed["runs_us_per_pod"]) == 1
     assert speed["engine_us_per_pod"] == speed["fastest_us_per_pod"] > 0
     assert (speed["nodes"], speed["pods"]) == (100, 500)
+
+
+def test_the_report_prints_each_target_met_or_missed_beside_the_machines_speed(capsys):
+    result = run(submit_p99=5800.0) | {"meets_targets": False, "client_loop_lag_ms": {"p50": 0.1, "p99": 9.0}}
+    for kind, requests in (("read", 9000), ("submit", 1500)):
+        result[kind] |= {"requests": requests, "per_second": requests / 30, "errors": 0, "by_cache": {}}
+        result[kind]["latency_ms"] = {"p50": 5.0, "p90": 9.0, **result[kind]["latency_ms"], "max": 9999.0}
+    result["targets"] = judge(result)
+    result["load_average"] = {"before": [2.5, 2.0, 1.0], "after": [3.5, 2.5, 1.5]}
+    result["machine"] = {"speed": {"engine_us_per_pod": 12.5}}
+    report(result)
+    printed = capsys.readouterr().out
+    assert "submission p99       5800.0 ms  < 2000.0   MISSED" in printed
+    assert "throughput        1500.0 req/s  >= 1000     met" in printed
+    assert "machine: engine 12.5 µs per pod, load average 2.5 -> 3.5; targets met: False" in printed
