@@ -53,6 +53,8 @@ REFRESH_AFTER = 0.5
 #: answered (``requests_of``), so the writer's next reads are hits that show the write.
 REFRESH_ON_WRITE = 4
 
+_now = time.monotonic  # how long an entry has been stale; tests replace it with a step clock
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -194,7 +196,7 @@ def lookup_stale(key: tuple, generation: tuple, now: float | None = None) -> tup
     since = _stale_since(key[0], entry.generation, generation)
     if since is None:
         return None
-    stale_for = (time.monotonic() if now is None else now) - since
+    stale_for = (_now() if now is None else now) - since
     return (entry, stale_for >= REFRESH_AFTER * limit) if stale_for <= limit else None
 
 
@@ -230,7 +232,7 @@ def changed(who: str, *, soft: bool = False) -> None:
     as its notification told; ``soft``: the scheduler made it. In the all-gangs scope every
     notified change is soft: this process's own writes came through ``changed_here``."""
     state = _state
-    now = time.monotonic()
+    now = _now()
     with state.lock:
         state.everything.bump(now)
         if who == EVERYONE:
@@ -254,7 +256,7 @@ def changed_here(who: str, *, by: str = EVERYONE) -> None:
         if by == EVERYONE:
             state.everything_hard += 1
         else:
-            state.everything.bump(time.monotonic())
+            state.everything.bump(_now())
         if who == EVERYONE:
             state.shared_hard += 1
         else:

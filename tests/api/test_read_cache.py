@@ -8,8 +8,6 @@ tested in tests/security/test_read_cache_scopes.py."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -17,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from dashboard.api import read_cache
 from scheduler_core.models import Gang, Member, Node
 from scheduler_core.services.operator import gang_kill
+from tests.notifications import caught_up, moved, wait_until
 
 from .conftest import job, make_gang
 
@@ -30,25 +29,13 @@ def cache_on(api_cache_listening):
     return api_cache_listening
 
 
-def wait_until(condition, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "no notification arrived"
-        time.sleep(0.01)
-
-
-def notified(scope: str):
-    """A condition: the scope's generation moved since now (its change was notified)."""
-    before = read_cache.generation(scope)
-    return lambda: read_cache.generation(scope) != before
-
-
 def made(scope: str, make):
-    """``make()``, then wait until its notification moved ``scope``: notifications are applied in
-    batches (invalidation.BATCH_S), so a read right after a write may still be before it."""
-    changed = notified(scope)
+    """``make()``, then wait until the listener applied its notifications: they come in batches
+    (invalidation.BATCH_S), so a read right after a write may still be before them."""
+    changed = moved(scope)
     result = make()
-    wait_until(changed)
+    caught_up()
+    assert changed()
     return result
 
 
@@ -74,7 +61,7 @@ def test_a_change_through_a_service_is_seen_by_the_next_read(as_alice):
     gang = made("u:alice", lambda: make_gang("ml", "a", submitter="alice"))
     assert as_alice.get(f"{URL}ml/a/").json()["phase"] == "Pending"
     assert as_alice.get(f"{URL}ml/a/").json()["phase"] == "Pending"  # cached
-    changed = notified("u:alice")
+    changed = moved("u:alice")
     gang_kill(gang=gang, by="olga")
     wait_until(changed)
     detail = as_alice.get(f"{URL}ml/a/").json()
@@ -87,12 +74,12 @@ def test_changes_without_an_event_invalidate_too(as_alice):
     gang and member tables notify anyway (an UPDATE the ORM sends no signal for)."""
     gang = made("u:alice", lambda: make_gang("ml", "a", submitter="alice", pods=2))
     assert as_alice.get(URL).json()["results"][0]["running"] == 0
-    changed = notified("u:alice")
+    changed = moved("u:alice")
     Gang.objects.filter(pk=gang.pk).update(running=2)
     wait_until(changed)
     assert as_alice.get(URL).json()["results"][0]["running"] == 2
     as_alice.get(f"{URL}ml/a/")
-    changed = notified("u:alice")
+    changed = moved("u:alice")
     Member.objects.filter(gang=gang).update(phase="Running")
     wait_until(changed)
     assert {m["phase"] for m in as_alice.get(f"{URL}ml/a/").json()["members"]} == {"Running"}
@@ -103,7 +90,7 @@ def test_another_submitters_change_leaves_the_entry_valid_and_an_operators_not(a
     bobs = made("u:bob", lambda: make_gang("ml", "b", submitter="bob"))
     as_alice.get(URL)
     as_olga.get(URL)
-    changed = notified(read_cache.EVERYONE)
+    changed = moved(read_cache.EVERYONE)
     Gang.objects.filter(pk=bobs.pk).update(message="moved")
     wait_until(changed)
     _, alice_queries = queries(as_alice, URL)
@@ -116,12 +103,12 @@ def test_node_labels_change_every_scope_but_node_usage_does_not(as_alice):
     node = made("u:alice", lambda: Node.objects.create(name="n1", allocatable={"cpu": 4000}))
     made("u:alice", lambda: make_gang("ml", "a", submitter="alice"))
     as_alice.get(f"{URL}ml/a/")
-    changed = notified("u:alice")
+    changed = moved("u:alice")
     Node.objects.filter(pk=node.pk).update(labels={"example.com/rack": "r1"})
     wait_until(changed)
     before = read_cache.generation("u:alice")
     Node.objects.filter(pk=node.pk).update(unschedulable=True)
-    time.sleep(0.2)  # a notification would have come by now
+    caught_up()  # its notification, had it sent one, would have been applied by now
     assert read_cache.generation("u:alice") == before
 
 

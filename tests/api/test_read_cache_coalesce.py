@@ -19,6 +19,7 @@ from rest_framework.authtoken.models import Token
 from dashboard.api import coalesce, invalidation, read_cache
 from gangsched.asgi import application, django_asgi_app
 from tests.cast import make_gang
+from tests.notifications import TIMEOUT_S, caught_up_async
 
 KEY = ("u:alice", "http", "/api/v1/gangs/", b"", ())
 
@@ -79,7 +80,9 @@ async def test_a_miss_at_another_generation_does_not_wait(cache_connected):
     misses = coalesce.Misses()
     async with computing_meanwhile(misses, read_cache.generation("u:alice")):
         read_cache.changed("alice")  # a change arrived: later requests must see it
-        assert await asyncio.wait_for(misses.wait(KEY, read_cache.generation("u:alice")), 0.5) is None
+        waiting = asyncio.create_task(misses.wait(KEY, read_cache.generation("u:alice")))
+        await asyncio.sleep(0)  # its first step: a wait would still be running after it
+        assert waiting.done() and waiting.result() is None
 
 
 async def test_an_entry_stored_at_a_newer_generation_is_not_given_to_an_older_waiter(cache_connected):
@@ -109,7 +112,8 @@ async def test_waiting_is_bounded(cache_connected, monkeypatch):
     misses = coalesce.Misses()
     generation = read_cache.generation("u:alice")
     async with computing_meanwhile(misses, generation):
-        assert await asyncio.wait_for(misses.wait(KEY, generation), 1.0) is None
+        # An unbounded wait would last until the block ends: the outer bound only ends the test.
+        assert await asyncio.wait_for(misses.wait(KEY, generation), TIMEOUT_S) is None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -118,15 +122,11 @@ async def test_concurrent_misses_through_the_asgi_app_run_django_once(settings, 
     monkeypatch.setattr("scheduler_core.tasks.cycle_trigger_now", lambda: True)
     read_cache.reset()
     invalidation.ensure_listening()
-    assert invalidation.wait_connected()
+    assert invalidation.wait_connected(TIMEOUT_S)
+    monkeypatch.setattr(coalesce, "WAIT_S", TIMEOUT_S)  # the waiters wait however slow Django is
     try:
-        before = read_cache.generation("u:alice")
         await database_sync_to_async(make_gang)("ml", "alice-gang", submitter="alice")
-        for _ in range(500):  # its notification applied: no change arrives while the test runs
-            if read_cache.generation("u:alice") != before:
-                break
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(2 * invalidation.BATCH_S)  # the rest of its batch
+        await caught_up_async()  # its notifications applied: no change arrives while the test runs
         key = (await database_sync_to_async(Token.objects.get_or_create)(user=alice))[0].key
         headers = [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Token {key}".encode())]
 
@@ -138,14 +138,22 @@ async def test_concurrent_misses_through_the_asgi_app_run_django_once(settings, 
 
         await get()  # the token and alice's scope are now known to the fast path
         read_cache.changed("alice")  # her list is a miss again
-        ran = []
-        original = django_asgi_app._run_in_thread
+        ran, asked = [], []
+        everyone_asked = asyncio.Event()
+        original, wait = django_asgi_app._run_in_thread, django_asgi_app._misses.wait
 
-        async def slow(scope, receive, send):  # Django takes a while: the others arrive meanwhile
+        async def counted(key, generation):  # every miss asks whether its key is being computed
+            asked.append(key)
+            if len(asked) == 5:
+                everyone_asked.set()
+            return await wait(key, generation)
+
+        async def slow(scope, receive, send):  # Django answers once the others arrived
             ran.append(scope["path"])
-            await asyncio.sleep(0.2)
+            await everyone_asked.wait()
             await original(scope, receive, send)
 
+        monkeypatch.setattr(django_asgi_app._misses, "wait", counted)
         monkeypatch.setattr(django_asgi_app, "_run_in_thread", slow)
         answers = await asyncio.gather(*(get() for _ in range(5)))
         assert len(ran) == 1

@@ -19,7 +19,7 @@ from channels.testing import HttpCommunicator
 from django.db import connection
 from rest_framework.authtoken.models import Token
 
-from dashboard.api import invalidation, read_cache
+from dashboard.api import authentication, invalidation, read_cache
 from gangsched.asgi import application
 from scheduler_core.models import Gang
 from scheduler_core.session_names import (
@@ -28,7 +28,9 @@ from scheduler_core.session_names import (
     name_web_sessions,
     web_application_name,
 )
+from tests.api.conftest import StepClock
 from tests.cast import make_gang
+from tests.notifications import TIMEOUT_S, caught_up, caught_up_async, moved, wait_until
 
 ALICE = ("u:alice", "http", "/api/v1/gangs/", b"", ())
 EVERY = ("*", "http", "/api/v1/gangs/", b"", ())
@@ -132,13 +134,6 @@ def listening(cache_connected, api_cache_listening):
     return api_cache_listening
 
 
-def wait_moved(scope: str, before: tuple) -> None:
-    deadline = time.monotonic() + 5
-    while read_cache.generation(scope) == before:
-        assert time.monotonic() < deadline, "no notification arrived"
-        time.sleep(0.01)
-
-
 def update_as(application_name: str | None, gang: Gang, message: str) -> None:
     """An UPDATE committed by a session of its own, named as the scheduler's are (or not)."""
     named = {"application_name": application_name} if application_name else {}
@@ -151,14 +146,12 @@ def update_as(application_name: str | None, gang: Gang, message: str) -> None:
     "session, soft", [(SCHEDULER_APPLICATION_NAME, True), (None, False), ("psql", False)]
 )
 def test_the_triggers_mark_the_schedulers_changes_soft(listening, session, soft):
-    before = read_cache.generation("u:alice")
     gang = make_gang("ml", "a", submitter="alice")
-    wait_moved("u:alice", before)  # its own notification, before anything else
-    time.sleep(2 * invalidation.BATCH_S)
+    caught_up()  # its own notifications, before anything else
     stored(ALICE)
-    before = read_cache.generation("u:alice")
+    changed = moved("u:alice")
     update_as(session, gang, "moved")
-    wait_moved("u:alice", before)
+    wait_until(changed)
     assert servable(ALICE) is soft
 
 
@@ -196,13 +189,12 @@ def test_a_notification_says_whose_gangs_changed_and_who_changed_them(payload, w
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_stale_answer_is_given_at_once_and_recomputed_behind_it(listening, alice):
-    listening.GANGSCHED_API_CACHE_MAX_STALE_SECONDS = 4  # recomputed after 2 s: room on a busy machine
-    before = read_cache.generation("u:alice")
+async def test_a_stale_answer_is_given_at_once_and_recomputed_behind_it(listening, alice, monkeypatch):
+    clock = StepClock()  # how long an entry has been stale, and the token cached: as the test says
+    monkeypatch.setattr(read_cache, "_now", clock)
+    monkeypatch.setattr(authentication, "_now", clock)
     gang = await database_sync_to_async(make_gang)("ml", "a", submitter="alice")
-    while read_cache.generation("u:alice") == before:  # its notification, before anything else
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(2 * invalidation.BATCH_S)  # the rest of its batch
+    await caught_up_async()  # its notifications, before anything else
     key = (await database_sync_to_async(Token.objects.get_or_create)(user=alice))[0].key
     headers = [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Token {key}".encode())]
 
@@ -213,18 +205,16 @@ async def test_a_stale_answer_is_given_at_once_and_recomputed_behind_it(listenin
         how = dict(response["headers"]).get(b"x-cache", b"").decode()
         return how, json.loads(response["body"])["results"][0]["message"]
 
-    for _ in range(200):  # until alice's list is answered from the cache
-        if (await get())[0] == "hit":
-            break
-        await asyncio.sleep(0.02)
-    before = read_cache.generation("u:alice")
+    await get()  # Django answers, and keeps the answer, the token and alice's scope
+    assert await get() == ("hit", "")
+    changed = moved("u:alice")
     await database_sync_to_async(update_as)(SCHEDULER_APPLICATION_NAME, gang, "bound")
-    while read_cache.generation("u:alice") == before:
-        await asyncio.sleep(0.01)
-    assert await get() == ("stale", "")  # the answer from before, at once
-    for _ in range(1000):  # the background recomputation stores the new answer
-        answer = await get()
-        if answer[0] == "hit":
-            break
+    await asyncio.to_thread(wait_until, changed)
+    assert await get() == ("stale", "")  # the answer from before, at once, not yet recomputed
+    assert await get() == ("stale", "")
+    clock.now += read_cache.REFRESH_AFTER * read_cache.max_stale_s()  # due: recomputed behind it
+    assert await get() == ("stale", "")
+    deadline = time.monotonic() + TIMEOUT_S  # the background recomputation stores the new answer
+    while (answer := await get()) != ("hit", "bound"):
+        assert answer == ("stale", "") and time.monotonic() < deadline, answer
         await asyncio.sleep(0.02)
-    assert answer == ("hit", "bound")

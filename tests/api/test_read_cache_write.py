@@ -4,7 +4,6 @@ cache, and the list shows the new gang. Through the whole ASGI application, as a
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -12,9 +11,10 @@ from channels.db import database_sync_to_async
 from channels.testing import HttpCommunicator
 from rest_framework.authtoken.models import Token
 
-from dashboard.api import invalidation, read_cache
+from dashboard.api import read_cache
 from gangsched.asgi import application, django_asgi_app
 from tests.cast import make_gang
+from tests.notifications import caught_up_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,14 +48,6 @@ def submission(name: str) -> dict:
     return {"namespace": "ml", "name": name, "minMember": 1, "pods": [pod]}
 
 
-async def settled(scope: str) -> None:
-    """Until no notification arrives for ``scope`` for a while (the fixtures' own commits)."""
-    last = None
-    while last != read_cache.generation(scope):
-        last = read_cache.generation(scope)
-        await asyncio.sleep(3 * invalidation.BATCH_S)
-
-
 async def cached_list(key: str) -> dict:
     for _ in range(100):
         status, how, body = await call("GET", LIST, key)
@@ -66,7 +58,7 @@ async def cached_list(key: str) -> dict:
 
 async def test_the_writers_next_read_is_a_hit_that_shows_the_write(listening, alice):
     await database_sync_to_async(make_gang)("ml", "old", submitter="alice")
-    await settled("u:alice")
+    await caught_up_async()
     key = await token_of(alice)
     assert [g["name"] for g in (await cached_list(key))["results"]] == ["old"]
     status, _, answer = await call("POST", LIST, key, submission("new"))
@@ -78,7 +70,7 @@ async def test_the_writers_next_read_is_a_hit_that_shows_the_write(listening, al
 
 async def test_a_write_recomputes_only_its_writers_answers(listening, alice, bob):
     await database_sync_to_async(make_gang)("ml", "alices", submitter="alice")
-    await settled("u:alice")
+    await caught_up_async()
     alice_key, bob_key = await token_of(alice), await token_of(bob)
     await cached_list(alice_key)
     await call("GET", LIST, bob_key)  # bob's scope is remembered: his writes go through _write
@@ -91,7 +83,7 @@ async def test_a_write_recomputes_only_its_writers_answers(listening, alice, bob
 
 async def test_a_refused_write_recomputes_nothing(listening, alice, monkeypatch):
     await database_sync_to_async(make_gang)("ml", "old", submitter="alice")
-    await settled("u:alice")
+    await caught_up_async()
     key = await token_of(alice)
     await cached_list(key)
     computed = []
