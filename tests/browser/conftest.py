@@ -185,8 +185,9 @@ def api_post(page, base: str, path: str, data: dict | None = None):
     )
 
 
-def kick_until(condition, timeout: float = 30.0, what: str = "condition", sweep: bool = False):
-    """Ask the worker for cycles (no beat runs here) until ``condition()`` holds."""
+def kick_until(condition, timeout: float = 60.0, what: str = "condition", sweep: bool = False):
+    """Ask the worker for cycles (no beat runs here) until ``condition()`` holds. ``timeout`` is
+    only a safety net against a worker that died: a busy machine makes the wait longer."""
     deadline = time.monotonic() + timeout
     last_kick = 0.0
     while time.monotonic() < deadline:

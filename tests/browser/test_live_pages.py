@@ -125,7 +125,6 @@ def test_a_gang_times_out_live_and_is_retried_from_the_timed_out_page(page, live
     wait_live(page)
     mark(page)
     kick_until(lambda: phase("ml/slow") == "TimedOut", sweep=True, what="the timeout")
-    state = page.locator('.gang-state[data-gang="ml/slow"]').first
     page.wait_for_function(
         "() => document.querySelector('.gang-state[data-gang=\"ml/slow\"]')"
         ".textContent.trim() === 'TimedOut'",
@@ -133,6 +132,13 @@ def test_a_gang_times_out_live_and_is_retried_from_the_timed_out_page(page, live
     )
     assert_not_reloaded(page)
 
+    # Room for the third member before the retry: the retried gang's first cycle binds all three.
+    # (Made after the retry, it could come later than the gang's 1 s wait: timed out again.)
+    make_nodes(1, cpu=2, prefix="more")
+    gang_page = page.context.new_page()  # the gang's page stays open, live, across the retry
+    gang_page.goto(live + "/gangs/ml/slow/")
+    wait_live(gang_page)
+    mark(gang_page)
     page.goto(live + "/timed-out/")
     row = page.locator('tr[data-gang="ml/slow"]')
     row.get_by_role("button", name="Retry").click()
@@ -141,18 +147,15 @@ def test_a_gang_times_out_live_and_is_retried_from_the_timed_out_page(page, live
     assert page.locator('tr[data-gang="ml/slow"]').count() == 0
     assert phase("ml/slow") != "TimedOut"
 
-    page.goto(live + "/gangs/ml/slow/")
-    wait_live(page)
-    mark(page)
-    make_nodes(1, cpu=2, prefix="more")
     kick_until(lambda: bound("ml/slow") == 3, what="ml/slow bound after the retry")
-    page.wait_for_function(
+    gang_page.wait_for_function(
         "() => { const b = document.querySelector('.progress[data-gang=\"ml/slow\"]'); "
         "return b && b.dataset.bound === '3'; }",
         timeout=10_000,
     )
-    assert state.inner_text().strip() != "TimedOut"
-    assert_not_reloaded(page)
+    retried = gang_page.locator('.gang-state[data-gang="ml/slow"]').first
+    assert retried.inner_text().strip() != "TimedOut"
+    assert_not_reloaded(gang_page)
 
 
 def test_kill_a_gang_from_its_page(page, live, olga):
