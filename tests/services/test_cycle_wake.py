@@ -11,7 +11,7 @@ from scheduler_core import tasks
 from scheduler_core.cycle_wake import Waker
 
 
-def wait_until(condition, timeout: float = 5.0) -> None:
+def wait_until(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline
@@ -22,13 +22,12 @@ def test_a_request_returns_at_once_and_the_thread_sends_the_trigger():
     sent, release = [], threading.Event()
 
     def slow_send():
-        release.wait(5)
+        release.wait(60)
         sent.append(1)
 
     waker = Waker(slow_send, gap_s=0.0)
-    started = time.monotonic()
     waker.request()
-    assert time.monotonic() - started < 0.5 and sent == []  # the caller did not wait
+    assert sent == []  # the caller did not wait: the send cannot end before release is set
     release.set()
     wait_until(lambda: sent == [1])
 
