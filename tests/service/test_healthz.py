@@ -65,7 +65,9 @@ def test_it_answers_503_when_redis_is_down(client, monkeypatch):
 
 
 def test_celery_check_reports_a_broker_that_is_down():
-    app = celery_app.__class__("down", broker=CLOSED_PORT_URL)
+    # Not made the current app (Celery's default): the tasks this process sends later, in other
+    # tests, would go to its broker.
+    app = celery_app.__class__("down", broker=CLOSED_PORT_URL, set_as_current=False)
 
     result = health.check_celery(app)
 
