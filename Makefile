@@ -14,7 +14,7 @@ NODES_ARG = $(if $(shell echo '$(NODES)' | grep -Ex '[0-9]+'),--nodes $(NODES),-
 
 help:
 	@echo "make run   - start the web server, a Celery worker and beat on 127.0.0.1:$(PORT)"
-	@echo "make test  - ruff, then the whole test suite against the local PostgreSQL and Redis"
+	@echo "make test  - ruff, then the whole test suite (one worker per CPU) against the local PostgreSQL and Redis"
 	@echo "make lint  - ruff only"
 	@echo "make screenshot - regenerate docs/img/dashboard.png (Chromium, a database of its own)"
 
@@ -40,9 +40,13 @@ run: $(VENV)/.installed-runtime .run/secret_key
 	@$(BIN)/python manage.py check_services
 	$(BIN)/python scripts/run.py --port $(PORT) $(NODES_ARG)
 
+# One pytest-xdist worker per CPU, each on databases of its own (tests/settings.py); the tests
+# that share something run on one worker (tests/conftest.py XDIST_GROUPS). The 20 slowest last.
+PYTEST_ARGS ?= -n auto --dist loadgroup --durations=20
+
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -1,7 +1,8 @@
 """Shared fixtures. Tests run against the real PostgreSQL (pytest-django creates and drops the test
 database ``test_<name>``) and the real Redis, on database 15 of the server REDIS_URL names unless
 GANGSCHED_TEST_REDIS_URL gives another: ``tests/settings.py`` applies the rule, because
-pytest-django loads the settings before this file."""
+pytest-django loads the settings before this file. Under pytest-xdist each worker has its own of
+both (tests/settings.py), and the tests that share more run on one worker (``XDIST_GROUPS``)."""
 
 import importlib
 
@@ -15,6 +16,77 @@ from hypothesis import settings as hypothesis_settings
 # database round trip can exceed it. No test here asserts a time, so none has a deadline.
 hypothesis_settings.register_profile("gangsched", deadline=None)
 hypothesis_settings.load_profile("gangsched")
+
+#: Tests that share something beyond their xdist worker's own databases, queue and prefix
+#: (tests/settings.py), by path: each group runs on one worker, its tests one after the other, in
+#: order; every other test goes to whichever worker is free (``make test``: ``--dist loadgroup``).
+XDIST_GROUPS = {
+    # One daphne, Celery worker and Chromium for the package (package-scoped fixtures).
+    "tests/browser/": "browser",
+    # bench/service.py's database (<test database>_bench) and Redis database 13, one run at a time.
+    "tests/service/test_bench_service.py": "bench-service",
+    # A private PostgreSQL and Redis per module: started once.
+    "tests/faults/test_restarts.py": "faults-restarts",
+    # Its last test reports on the whole table, which only a worker that asked every cell has.
+    "tests/security/test_matrix.py": "matrix",
+}
+
+
+def xdist_group_of(nodeid: str) -> str | None:
+    path = nodeid.split("::")[0]
+    return next((group for prefix, group in XDIST_GROUPS.items() if path.startswith(prefix)), None)
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook, asked in the controlling process
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups of ``XDIST_GROUPS``. (xdist's own reads a test's
+    ``xdist_group`` marker into its id, which pytest 9 no longer lets it change.)
+
+    The tests are handed out in the order collected, never the largest group first: pytest-django
+    orders them so that a transactional test, whose flush empties every table (the data
+    migrations' rows too), runs after the tests that rely on those rows, in each worker as in a
+    run without xdist. A group is handed out where its first test is: each one here holds tests of
+    one kind, or database tests and tests without a database (which may run at any time)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    config.option.loadscopereorder = False
+
+    class PathGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group_of(nodeid) or nodeid
+
+    return PathGroupScheduling(config, log)
+
+
+# The authorization matrix's count of cells and denials (tests/security/matrix_tally.py) ends
+# the run's summary. Under xdist the tests run in the workers, and the summary is the
+# controller's (which loads only this conftest): each worker hands its tally over at its end.
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        from tests.security.matrix_tally import TALLY
+
+        workeroutput["matrix_tally"] = TALLY.as_lists()
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: a run without xdist never calls it
+def pytest_testnodedown(node, error):
+    from tests.security.matrix_tally import TALLY
+
+    given = getattr(node, "workeroutput", {}).get("matrix_tally")
+    if given:
+        TALLY.merge(given)
+
+
+def pytest_terminal_summary(terminalreporter):
+    from tests.security.matrix_tally import TALLY
+
+    if TALLY.cells:
+        terminalreporter.write_line(TALLY.line())
 
 
 @pytest.fixture

@@ -159,6 +159,7 @@ def test_the_triggers_mark_the_schedulers_changes_soft(listening, session, soft)
 @pytest.mark.parametrize(
     "name_them, named",
     [(name_scheduler_sessions, SCHEDULER_APPLICATION_NAME), (name_web_sessions, web_application_name())],
+    ids=["worker", "web"],  # the web name has the process id: every xdist worker its own
 )
 def test_a_worker_and_a_web_process_name_their_sessions(name_them, named):
     options = connection.settings_dict.setdefault("OPTIONS", {})
@@ -176,7 +177,7 @@ def test_a_worker_and_a_web_process_name_their_sessions(name_them, named):
     "payload, who, soft",
     [
         ("s alice", "alice", True),  # the scheduler
-        (f"w{os.getpid()} alice", "alice", True),  # this web process: applied already
+        pytest.param(f"w{os.getpid()} alice", "alice", True, id="this-web-process"),  # applied already
         ("w1 alice", "alice", False),  # another web process
         ("- alice smith", "alice smith", False),  # the CLI, psql; the rest is the submitter
         ("- *", "*", False),

@@ -13,10 +13,3 @@ def _fast_password_hashing(settings):
     password here) would be most of the run. Autouse, so it applies before the users exist."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
-
-def pytest_terminal_summary(terminalreporter):
-    """The authorization matrix's count of cells and denials (tests/security/test_matrix.py)."""
-    from tests.security.matrix_tally import TALLY
-
-    if TALLY.cells:
-        terminalreporter.write_line(TALLY.line())

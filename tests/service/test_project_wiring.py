@@ -7,7 +7,12 @@ import redis
 from django.conf import settings
 
 from gangsched.celery import app as celery_app
-from tests.settings import GIVEN_REDIS_ENVIRONMENT, redis_url_for_tests
+from tests.settings import (
+    GIVEN_REDIS_ENVIRONMENT,
+    XDIST_WORKER,
+    redis_url_for_tests,
+    redis_url_for_worker,
+)
 
 
 def test_celery_redelivers_unfinished_tasks_and_kills_them_before_redelivery():
@@ -23,8 +28,10 @@ def test_celery_redelivers_unfinished_tasks_and_kills_them_before_redelivery():
 
 def test_tests_use_their_own_redis_database():
     """Whatever REDIS_URL the user gave, tests/settings.py put the tests' own in its place (the
-    rule: the tests below), for this process and the ones it starts."""
-    assert redis_url_for_tests(GIVEN_REDIS_ENVIRONMENT) == settings.REDIS_URL
+    rule: the tests below), for this process and the ones it starts; under xdist, each worker
+    its own (where the worker started, GANGSCHED_TEST_REDIS_URL was the run's)."""
+    given = redis_url_for_tests(GIVEN_REDIS_ENVIRONMENT)
+    assert redis_url_for_worker(given, XDIST_WORKER) == settings.REDIS_URL
     assert os.environ["REDIS_URL"] == os.environ["GANGSCHED_TEST_REDIS_URL"] == settings.REDIS_URL
     if "GANGSCHED_TEST_REDIS_URL" not in GIVEN_REDIS_ENVIRONMENT:
         assert redis.Redis.from_url(settings.REDIS_URL).connection_pool.connection_kwargs["db"] == 15
@@ -48,6 +55,36 @@ def test_tests_use_their_own_redis_database():
 )
 def test_the_tests_take_database_15_of_the_app_s_redis_unless_told_another(environ, url):
     assert redis_url_for_tests(environ) == url
+
+
+@pytest.mark.parametrize(
+    ("url", "worker", "own"),
+    [
+        ("redis://127.0.0.1:6379/15", "", "redis://127.0.0.1:6379/15"),  # no xdist
+        ("redis://127.0.0.1:6379/15", "gw0", "redis://127.0.0.1:6379/15"),
+        ("redis://127.0.0.1:6379/15", "gw1", "redis://127.0.0.1:6379/12"),  # 13 and 14: the bench's
+        ("redis://127.0.0.1:6379/15", "gw2", "redis://127.0.0.1:6379/11"),
+        ("redis://:secret@cache.internal:6380/5", "gw1", "redis://:secret@cache.internal:6380/4"),
+        ("redis://cache.internal:6379?db=7", "gw1", "redis://cache.internal:6379/6"),
+        ("unix:///run/redis.sock?db=15", "gw1", "unix:///run/redis.sock?db=12"),
+    ],
+)
+def test_each_xdist_worker_takes_a_redis_database_of_its_own(url, worker, own):
+    assert redis_url_for_worker(url, worker) == own
+
+
+def test_a_worker_past_the_last_free_redis_database_is_refused():
+    assert redis_url_for_worker("redis://h/2", "gw1") == "redis://h/1"  # never the app's 0
+    with pytest.raises(RuntimeError, match="gw2: no Redis database left below 2"):
+        redis_url_for_worker("redis://h/2", "gw2")
+
+
+def test_each_xdist_worker_has_its_own_queue_channel_prefix_and_database(db):
+    if XDIST_WORKER:
+        assert os.environ["GANGSCHED_CELERY_QUEUE"].endswith(f"-{XDIST_WORKER}")
+        assert os.environ["GANGSCHED_CHANNELS_PREFIX"].endswith(f"-{XDIST_WORKER}")
+        assert settings.DATABASES["default"]["NAME"].endswith(f"_{XDIST_WORKER}")  # the test database
+    assert os.environ["GANGSCHED_CELERY_QUEUE"] == settings.CELERY_TASK_DEFAULT_QUEUE
 
 
 def test_the_database_is_postgresql():
