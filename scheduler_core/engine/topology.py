@@ -278,12 +278,14 @@ def _best_effort(
     per_member = np.repeat(requests, room.needs)
     demand = int(np.sort(per_member)[: room.minimum].sum())
     left = pods
-    if best >= 0 and not _discarded(session, gang):
+    if best >= 0 and (placeable[best] >= room.minimum or not _discarded(session, gang)):
+        # ``placeable`` counts each shape on its own: shapes that fit apart may not fit together,
+        # so a count that would reach the gang's minimum is only believed once really placed.
         within = level.ids == best
         if pin is not None:
             within &= pin
         left = trial.place(session, pods, gang, groups=room.groups, counts=room.single, within=within)
-    elif best >= 0:  # its trial is thrown away: only how many it would place counts (clocks)
+    elif best >= 0:  # short of the minimum, and its trial is thrown away: the count is enough (clocks)
         left = pods[int(placeable[best]) :]
     miss = Miss(
         level,

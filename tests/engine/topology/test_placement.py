@@ -222,3 +222,18 @@ def test_with_topology_off_an_unknown_level_is_ignored_too():
     snap = world(nodes, members("t/a", 1, gpu=8), [gang("t/a", 1, topology=required("example.com/pod"))])
     result = run_cycle(snap, NOW, EngineConfig(topology=False))
     assert bound_of(result, "t/a") == ["t/a-0"]
+
+
+def test_shapes_that_fit_a_rack_apart_but_not_together_bind_nothing():
+    """A Strict gang of two shapes whose members each fit the only rack, but not all four at
+    once (9 GiB on 8): counting each shape on its own said 4 placeable, and the gang was marked
+    satisfied with nothing bound, its members then bound one by one below min_member. Found by
+    test_properties.test_the_gang_rules_hold_with_topology."""
+    nodes = fleet("b0:r0=1", cpu=4, gpu=0, memory=8)
+    pods = (*members("t/a", 2, cpu=0.25, memory=0.5), *members("t/a", 2, cpu=0.25, memory=4, start=2))
+    snap = world(nodes, pods, [gang("t/a", 4, topology=required(RACK))])
+    for _ in range(3):  # a gang marked satisfied would bind what fits in the next cycle
+        result = run_cycle(snap, NOW)
+        assert result.binds == []
+        assert all(t.gang != "t/a" or t.kind.value != "satisfied" for t in result.transitions)
+        assert result.explanations["t/a"].reason == Reason.NO_DOMAIN_FITS
