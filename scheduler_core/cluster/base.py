@@ -1,6 +1,6 @@
 """What the scheduler needs from a cluster, and nothing more.
 
-The scheduling loop decides from the database (``scheduler_core/snapshot.py``) and acts through
+The scheduling loop decides from the database (``scheduler_core/snapshot/build.py``) and acts through
 a backend: the simulated cluster (the database *is* its cluster) or a real Kubernetes cluster
 (the database mirrors it through watches). A backend only translates; it never decides.
 

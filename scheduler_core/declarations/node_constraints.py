@@ -13,7 +13,7 @@ Kubernetes' rules (``ValidateNodeSelectorRequirement``, ``validateTolerations``)
 - a toleration: operator Equal (or empty) or Exists, no value with Exists, an effect among the
   taint effects or empty, ``tolerationSeconds`` an int64 and only with the NoExecute effect.
 
-The lists are returned as given (the stored JSON keeps Kubernetes' spelling; ``snapshot.py`` reads it).
+The lists are returned as given (the stored JSON keeps Kubernetes' spelling; ``snapshot/build.py`` reads it).
 """
 
 from __future__ import annotations

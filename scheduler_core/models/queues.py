@@ -7,7 +7,7 @@ guarantee, children guaranteed more than their parent's max) before anything is 
 database keeps what a single row can say (weight > 0, one of user or group per access row).
 
 No Queue row at all means queues are not in use: everything shares the cluster as one implicit
-``default`` queue with no guarantee and no limit (``snapshot.py`` passes an empty tree).
+``default`` queue with no guarantee and no limit (``snapshot/build.py`` passes an empty tree).
 """
 
 from __future__ import annotations

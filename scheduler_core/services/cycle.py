@@ -36,7 +36,7 @@ from scheduler_core.services.lease import Lease, fenced, lease_held
 from scheduler_core.services.lifecycle import gang_requeue
 from scheduler_core.services.placeholders import placeholders_reconcile
 from scheduler_core.services.queue_history import queue_samples_record
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 
 logger = logging.getLogger(__name__)
 

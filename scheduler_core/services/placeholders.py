@@ -47,7 +47,7 @@ from scheduler_core.engine.model import GangPhase, TimeoutStyle
 from scheduler_core.models import Gang, GangEventKind, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services.history import events_record_many
-from scheduler_core.snapshot import DONE_PHASES, member_to_engine, node_to_engine
+from scheduler_core.snapshot.build import DONE_PHASES, member_to_engine, node_to_engine
 
 logger = logging.getLogger(__name__)
 

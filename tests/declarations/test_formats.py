@@ -11,7 +11,7 @@ from django.utils import timezone
 from scheduler_core.declarations import manifests_apply
 from scheduler_core.declarations.provisional import provisional_gangs_promote
 from scheduler_core.models import Gang, GangEvent, Member
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 from tests.cast import pod_manifest as pod
 
 from .conftest import OWN, apply_text

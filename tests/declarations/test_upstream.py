@@ -11,7 +11,7 @@ from django.utils import timezone
 from scheduler_core.declarations import manifests_apply
 from scheduler_core.declarations.provisional import provisional_gangs_promote
 from scheduler_core.models import Gang, Member
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 from tests.api.conftest import _own_cache_prefix, client_for  # noqa: F401 (an autouse fixture)
 
 from .conftest import EXAMPLES, apply_text

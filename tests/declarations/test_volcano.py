@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from scheduler_core.declarations import manifests_apply
 from scheduler_core.models import Gang, Member
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 from tests.api.conftest import _own_cache_prefix, client_for  # noqa: F401 (an autouse fixture)
 
 from .conftest import EXAMPLES, apply_text

@@ -36,7 +36,7 @@ from scheduler_core.services.kubelet import kubelet_tick, pod_fail
 from scheduler_core.services.lease import lease_acquire
 from scheduler_core.services.nodes import node_add, node_remove
 from scheduler_core.services.operator import GangActionError, gang_kill, gang_retry
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 from tests.loop.factories import GI
 
 from .invariants import assert_invariants

@@ -16,7 +16,7 @@ from scheduler_core.models import BindJournal, BindState, Gang, GangEvent, Membe
 from scheduler_core.services.cycle import cycle_run, decisions_record, engine_config
 from scheduler_core.services.lease import lease_acquire
 from scheduler_core.services.operator import GangActionError, gang_kill, gang_retry
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 from tests.loop.factories import make_gang, make_nodes
 
 from .invariants import assert_invariants

@@ -19,7 +19,7 @@ from scheduler_core.services.cycle import cycle_run, decisions_record, engine_co
 from scheduler_core.services.journal import journal_pending, journal_write
 from scheduler_core.services.lease import lease_acquire, lease_release
 from scheduler_core.services.lifecycle import gang_requeue
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 
 from .factories import make_gang, make_nodes
 

@@ -9,7 +9,7 @@ from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.engine import model as engine
 from scheduler_core.models import Member, Queue
 from scheduler_core.services.cycle import cycle_run
-from scheduler_core.snapshot_queues import queues_read
+from scheduler_core.snapshot.queues import queues_read
 from tests.loop.factories import make_nodes
 
 pytestmark = pytest.mark.django_db

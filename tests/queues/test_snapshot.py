@@ -4,9 +4,9 @@ queries does not grow with the number of queues."""
 
 import pytest
 
-from scheduler_core import snapshot
 from scheduler_core.engine import model as engine
 from scheduler_core.models import Gang, LocalQueue, Member, Queue
+from scheduler_core.snapshot import build as snapshot
 
 pytestmark = pytest.mark.django_db
 GPU = "nvidia.com/gpu"

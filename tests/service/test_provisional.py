@@ -4,7 +4,7 @@ import pytest
 
 from scheduler_core.models import Gang, Member, Node
 from scheduler_core.services.cycle import cycle_run
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 
 pytestmark = pytest.mark.django_db
 

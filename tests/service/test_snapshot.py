@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler_core import snapshot
 from scheduler_core.engine import model as engine
 from scheduler_core.engine.model import GangMode, GangPhase, Placement, TimeoutStyle
 from scheduler_core.models import Gang, GangGroup, Member, MemberPhase, Node
+from scheduler_core.snapshot import build as snapshot
 
 NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
 

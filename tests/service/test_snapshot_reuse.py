@@ -4,10 +4,10 @@ import gc
 
 import pytest
 
-from scheduler_core import snapshot
 from scheduler_core.engine.gc_pause import gc_paused
 from scheduler_core.models import LocalQueue, Member, Node, Queue
-from scheduler_core.snapshot_reuse import REUSE, RowCache
+from scheduler_core.snapshot import build as snapshot
+from scheduler_core.snapshot.reuse import REUSE, RowCache
 from tests.service.test_snapshot import world  # noqa: F401  (the fixture)
 
 

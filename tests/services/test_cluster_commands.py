@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from scheduler_core.engine import run_cycle
 from scheduler_core.models import Gang, Member, Node, Topology
-from scheduler_core.snapshot import build_snapshot
+from scheduler_core.snapshot.build import build_snapshot
 
 pytestmark = pytest.mark.django_db
 

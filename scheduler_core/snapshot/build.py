@@ -1,7 +1,7 @@
 """From database rows to the engine's Snapshot.
 
 Conventions at this boundary:
-- datetimes, taints, tolerations and node selector terms convert as ``snapshot_json`` says
+- datetimes, taints, tolerations and node selector terms convert as ``snapshot.json_fields`` says
   (re-exported here: ``snapshot.to_epoch``, ``snapshot.taint_from_json``, ...);
 - the snapshot is deterministic: nodes, pods and gangs are ordered by name, so two builds over
   the same rows are equal.
@@ -22,8 +22,7 @@ from scheduler_core.engine import model as engine
 from scheduler_core.engine.model import GangMode, GangPhase, MatchPolicy, Placement, TimeoutStyle
 from scheduler_core.models import Gang, GangGroup, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-
-from .snapshot_json import (  # noqa: F401  (re-exported: callers and tests use snapshot.*)
+from scheduler_core.snapshot.json_fields import (  # noqa: F401  (re-exported: callers and tests use snapshot.*)
     from_epoch,
     ints,
     taint_from_json,
@@ -34,9 +33,9 @@ from .snapshot_json import (  # noqa: F401  (re-exported: callers and tests use 
     toleration_from_json,
     toleration_to_json,
 )
-from .snapshot_queues import queues_read
-from .snapshot_reuse import REUSE
-from .snapshot_topology import topologies_read, topology_constraint
+from scheduler_core.snapshot.queues import queues_read
+from scheduler_core.snapshot.reuse import REUSE
+from scheduler_core.snapshot.topology import topologies_read, topology_constraint
 
 #: Gang phases after which a gang is history, not work: the snapshot leaves such a gang out
 #: unless it still has pods that hold capacity (then the engine needs it to account for them).
@@ -120,7 +119,7 @@ def group_to_engine(group: GangGroup) -> engine.GangGroup:
 
 def build_snapshot() -> engine.Snapshot:
     """The cluster and its work as the engine sees it, read in seven queries (the queue tree is
-    one: ``snapshot_queues.py``; the topologies two: ``snapshot_topology.py``).
+    one: ``snapshot/queues.py``; the topologies two: ``snapshot/topology.py``).
 
     Pods: every member that holds or wants capacity (Pending, Running). Gangs: every gang not
     done, plus done gangs that still have such pods. Groups and nodes: all of them. Call it inside
@@ -130,7 +129,7 @@ def build_snapshot() -> engine.Snapshot:
     instances) and decodes each distinct JSON text once: the members of a gang share their
     requests, selectors and tolerations, so 10,000 pods have a handful of distinct values. The
     result equals ``*_to_engine`` applied to the rows. The engine objects of rows that did not
-    change since this process's last build are that build's objects (``snapshot_reuse.py``).
+    change since this process's last build are that build's objects (``snapshot/reuse.py``).
     """
     with REUSE.lock:
         snapshot = _snapshot_read()

@@ -22,7 +22,7 @@ from django.db.models.functions import Concat
 
 from scheduler_core.engine import model as engine
 from scheduler_core.models import Queue
-from scheduler_core.snapshot_json import ints
+from scheduler_core.snapshot.json_fields import ints
 
 Resolve = Callable[[str, str], str]
 
