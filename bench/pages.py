@@ -118,7 +118,7 @@ def populate(args: argparse.Namespace) -> dict:
         SchedulerLease,
         SchedulingCycle,
     )
-    from scheduler_core.node_usage import usage_compact
+    from scheduler_core.reads.node_usage import usage_compact
 
     rng = random.Random(args.seed)
     now = timezone.now()

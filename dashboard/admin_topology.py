@@ -18,8 +18,8 @@ from django.utils.html import format_html
 
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.models import Gang, HyperNode, Topology
+from scheduler_core.reads.topology_figures import topology_views
 from scheduler_core.services import topology as service
-from scheduler_core.topology_figures import topology_views
 
 
 class GangTopologyForm(forms.ModelForm):

@@ -26,7 +26,7 @@ from django.db.models import Count
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from scheduler_core.models import GangEvent, GangEventKind, LocalQueue
-from scheduler_core.queue_figures import latest_samples
+from scheduler_core.reads.queue_figures import latest_samples
 
 GAUGES = {
     "usage": "Requests of the queue's running pods (its subtree's for an inner queue).",

@@ -16,7 +16,7 @@ from django.conf import settings
 
 from scheduler_core.cycle_wake import Waker
 from scheduler_core.events import events_publish
-from scheduler_core.node_usage import usage_compact
+from scheduler_core.reads.node_usage import usage_compact
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
 from scheduler_core.services.kubelet import kubelet_tick
 from scheduler_core.services.queue_history import queue_samples_prune
@@ -83,7 +83,7 @@ def cycle_trigger() -> bool:
 @shared_task(bind=True, ignore_result=True)
 def sweep_timeouts(self) -> int:
     """Timeouts between cycles; also ages out the queue history (one indexed DELETE) and folds
-    the per-node usage rows the cycles appended (``scheduler_core.node_usage``)."""
+    the per-node usage rows the cycles appended (``scheduler_core.reads.node_usage``)."""
     queue_samples_prune()
     usage_compact()
     timed_out = timeouts_sweep(holder=_holder(self))

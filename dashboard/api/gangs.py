@@ -10,14 +10,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from scheduler_core import selectors as shared
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.models import GangEvent, RestartPolicy
+from scheduler_core.reads import selectors as shared
+from scheduler_core.reads.topology import gang_topology
+from scheduler_core.reads.topology_domains import label_key_valid
 from scheduler_core.services.groups import gang_group_join
 from scheduler_core.services.operator import gang_kill, gang_retry
 from scheduler_core.services.submit import gang_submit
-from scheduler_core.topology_domains import label_key_valid
-from scheduler_core.topology_reads import gang_topology
 
 from . import read_cache, selectors
 from .cached_reads import cached_response, not_cached, user_scope

@@ -25,7 +25,7 @@ from django.db import connection
 from rest_framework.permissions import BasePermission
 
 from scheduler_core.models import Gang
-from scheduler_core.queue_figures import QueueFigures, queue_figures
+from scheduler_core.reads.queue_figures import QueueFigures, queue_figures
 from scheduler_core.services.queue_access import queues_visible
 from scheduler_core.services.tenancy import CHANGE_ALL, VIEW_ALL, Actor
 

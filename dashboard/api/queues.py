@@ -26,7 +26,7 @@ from scheduler_core.declarations.queue_spec import QueueSpec
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
 from scheduler_core.models import Queue
-from scheduler_core.queue_figures import QueueFigures
+from scheduler_core.reads.queue_figures import QueueFigures
 from scheduler_core.services import queues as service
 
 from .exceptions import ERRORS

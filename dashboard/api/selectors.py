@@ -1,5 +1,5 @@
 """The API's reads: which gangs a user may see, and the cluster figures the API reports.
-Per-gang figures (progress, group progress, history) come from ``scheduler_core.selectors``,
+Per-gang figures (progress, group progress, history) come from ``scheduler_core.reads.selectors``,
 which the commands and pages share.
 
 Visibility is decided here once (``gang_visible``), and every gang read of the API starts from it,
@@ -14,8 +14,8 @@ from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from scheduler_core.models import Gang, GangEvent, Node, SchedulingCycle
-from scheduler_core.node_usage import usage_by_node
-from scheduler_core.topology_reads import domains_by_node, level_keys, topologies
+from scheduler_core.reads.node_usage import usage_by_node
+from scheduler_core.reads.topology import domains_by_node, level_keys, topologies
 
 from .gang_rows import GangRows
 from .permissions import sees_all_gangs
@@ -69,7 +69,7 @@ def node_usage(*, domains: bool = False) -> list[dict]:
 
     On a real cluster ``used`` also counts what other schedulers' pods request there
     (``external``, kept by the Kubernetes backend's watch): that room is taken too.
-    The use is what the database keeps per node (``scheduler_core.node_usage``): one aggregate
+    The use is what the database keeps per node (``scheduler_core.reads.node_usage``): one aggregate
     over its rows, whatever the number of pods.
     """
     used: dict[str, Counter] = defaultdict(Counter, usage_by_node())

@@ -12,7 +12,7 @@ from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
 
 from scheduler_core.models import Gang
-from scheduler_core.selectors import gang_state
+from scheduler_core.reads.selectors import gang_state
 
 from .fields import (
     MAX_ANNOTATION_VALUE,

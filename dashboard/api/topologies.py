@@ -18,9 +18,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from scheduler_core.declarations.cluster import TOPOLOGY_PERMISSION
+from scheduler_core.reads.topology_domains import HYPERNODE_TOPOLOGY
+from scheduler_core.reads.topology_figures import topology_views
 from scheduler_core.services import topology as service
-from scheduler_core.topology_domains import HYPERNODE_TOPOLOGY
-from scheduler_core.topology_figures import topology_views
 
 from .exceptions import ERRORS
 

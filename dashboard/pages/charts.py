@@ -12,8 +12,8 @@ from django.db import connection
 from django.utils import timezone
 
 from scheduler_core.models import SchedulingCycle
-from scheduler_core.node_usage import usage_changes
-from scheduler_core.tallies import event_counts
+from scheduler_core.reads.node_usage import usage_changes
+from scheduler_core.reads.tallies import event_counts
 
 from .selectors import MAIN_RESOURCES
 
@@ -27,7 +27,7 @@ def chart_now(now: datetime | None = None) -> datetime:
 
 def usage_changes_by_minute(*, now: datetime) -> dict[int, Counter]:
     """How the cluster's usage changed in each minute of the chart's hour, by minutes before
-    ``now`` (a minute boundary): the stored per-minute changes (``scheduler_core.node_usage``),
+    ``now`` (a minute boundary): the stored per-minute changes (``scheduler_core.reads.node_usage``),
     a few rows per minute however many pods were bound or finished."""
     changes: dict[int, Counter] = defaultdict(Counter)
     for minute, resource, amount in usage_changes(since=now - timedelta(minutes=CHART_MINUTES), until=now):
@@ -119,7 +119,7 @@ EVENT_DELTAS = {
 def gang_event_deltas(*, submitter: str | None, since: datetime, now: datetime) -> dict[int, tuple[int, int]]:
     """Per minute ago: how much the pending and running gang counts changed in that minute, from
     the events of the gangs of ``submitter`` (None: every gang). Read from the per-minute counts
-    the database keeps (``scheduler_core.tallies``): a few rows per minute, not every event."""
+    the database keeps (``scheduler_core.reads.tallies``): a few rows per minute, not every event."""
     deltas: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     for minute, kind, n in event_counts(since=since, kinds=EVENT_DELTAS, submitter=submitter):
         minutes_ago = int((now - minute).total_seconds() // 60) - 1

@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models.expressions import RawSQL
 
 from scheduler_core.models import Node, NodeUsage
-from scheduler_core.topology_domains import HOSTNAME
+from scheduler_core.reads.topology_domains import HOSTNAME
 
 _NODE = Node._meta.db_table
 

@@ -10,11 +10,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from dashboard.api.selectors import event_visible, gang_visible
-from scheduler_core import selectors as shared
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
+from scheduler_core.reads import selectors as shared
+from scheduler_core.reads.topology import gang_topology
 from scheduler_core.services.queues import queue_for_gang
-from scheduler_core.topology_reads import gang_topology
 
 from .access import KILL, RETRY, _get_gang_for_user, can_act
 from .selectors import progress_for

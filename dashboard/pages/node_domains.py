@@ -2,7 +2,7 @@
 and the ``?level=&domain=`` filter that narrows the node table to one domain.
 
 The sums are grouped in PostgreSQL over the nodes and their stored use of the main resource
-(``domain_sums``, one query; ``scheduler_core.node_usage``), the filtered nodes paged there too:
+(``domain_sums``, one query; ``scheduler_core.reads.node_usage``), the filtered nodes paged there too:
 no query per node or domain, nothing read from the members, and no node read into Python but the
 page's. With Volcano HyperNodes (a tree resolved in Python) the sums come from one pass over the
 nodes instead.
@@ -20,9 +20,9 @@ from django.utils.safestring import mark_safe
 
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.models import HyperNode, Node
-from scheduler_core.node_usage import usage_by_node
-from scheduler_core.topology_domains import node_domain_labels
-from scheduler_core.topology_reads import Level, level_keys, topologies
+from scheduler_core.reads.node_usage import usage_by_node
+from scheduler_core.reads.topology import Level, level_keys, topologies
+from scheduler_core.reads.topology_domains import node_domain_labels
 
 from .domain_sums import domain_sums, nodes_in
 

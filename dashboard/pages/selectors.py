@@ -22,8 +22,8 @@ from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.heartbeats import heartbeats_read
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-from scheduler_core.node_usage import usage_by_node, usage_total
-from scheduler_core.selectors import gang_state
+from scheduler_core.reads.node_usage import usage_by_node, usage_total
+from scheduler_core.reads.selectors import gang_state
 from scheduler_core.services.lease import lease_status
 
 #: The resources the overview draws as bars, in this order (others are listed on the nodes page).
@@ -34,7 +34,7 @@ NODE_GANGS_SHOWN = 8
 def progress_for(gangs: list[Gang]) -> None:
     """Set ``progress`` (total, bound, reserved, min, percentages) on each gang, and
     ``group_progress`` (each gang of its group, listed-but-missing ones too) on grouped ones.
-    Definitions as ``scheduler_core.selectors.gang_progress``, which does one gang at a time."""
+    Definitions as ``scheduler_core.reads.selectors.gang_progress``, which does one gang at a time."""
     group_ids = {g.group_id for g in gangs if g.group_id}
     siblings = list(Gang.objects.filter(group_id__in=group_ids).exclude(pk__in=[g.pk for g in gangs]))
     everyone = [*gangs, *siblings] if group_ids else list(gangs)
@@ -89,7 +89,7 @@ def node_rows(nodes: list[Node], *, submitter: str | None = None, all_gangs: boo
     ``submitter``'s, else none): the first NODE_GANGS_SHOWN keys and a count.
 
     Two queries, both for these nodes only: the usage the database keeps per node
-    (``scheduler_core.node_usage``, no scan of the members) and the gangs of their pods (an
+    (``scheduler_core.reads.node_usage``, no scan of the members) and the gangs of their pods (an
     index scan of those nodes' members)."""
     names = [node.name for node in nodes]
     usage = usage_by_node(names)

@@ -15,8 +15,8 @@ and Volcano's ``highestTierName`` becomes its tier's level, before the first gan
 from __future__ import annotations
 
 from scheduler_core.models import Gang
+from scheduler_core.reads.topology_domains import hypernode_label
 from scheduler_core.services.topology import constraint_check, known_topologies, tier_of_name
-from scheduler_core.topology_domains import hypernode_label
 
 from . import validate as v
 from .spec import GangSpec, Plan, PodSpec

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scheduler_core.topology_domains import HYPERNODE_LABEL, label_key_valid
+from scheduler_core.reads.topology_domains import HYPERNODE_LABEL, label_key_valid
 
 from . import validate as v
 from .documents import Manifest

@@ -36,7 +36,7 @@ class NodeUsage(models.Model):
     A statement-level trigger on the member table (migration 0017) appends, for every statement
     that binds, finishes, fails, evicts, deletes or re-requests pods, one row per (node, resource)
     it changed, so a bind never waits on another transaction's lock on a hot node row; the timeout
-    sweep folds each node's rows back into one (``scheduler_core.node_usage.usage_compact``).
+    sweep folds each node's rows back into one (``scheduler_core.reads.node_usage.usage_compact``).
     ``node`` is a name, as ``Member.node`` is: pods may be bound to a node not synced yet.
     """
 

@@ -3,7 +3,7 @@
 ``Topology`` maps one to one onto ``engine.model.Topology``: an ordered list of node-label keys,
 widest level first, as Kueue's and KAI-Scheduler's ``Topology`` objects declare it. Volcano
 declares topology as a tree of ``HyperNode`` objects instead; each is kept as a ``HyperNode`` row
-and ``scheduler_core/topology_domains.py`` turns the tree into one synthetic label per tier on
+and ``scheduler_core/reads/topology_domains.py`` turns the tree into one synthetic label per tier on
 each node, so that the engine and the pages see one kind of topology. Rows are written only by
 ``services/topology.py``, which checks the whole set (unknown level, a cycle of HyperNodes)
 before anything is saved.

@@ -21,7 +21,7 @@ from django.db.models import Q
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import LocalQueue, Queue, QueueAccess
-from scheduler_core.queue_figures import QueueFigures
+from scheduler_core.reads.queue_figures import QueueFigures
 
 from .tenancy import CHANGE_ALL, Actor
 

@@ -28,7 +28,7 @@ from scheduler_core.declarations.topology_spec import HyperNodeSpec, TopologySpe
 from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, HyperNode, ResourceFlavor, Topology
-from scheduler_core.topology_domains import (
+from scheduler_core.reads.topology_domains import (
     HYPERNODE_TOPOLOGY,
     hypernode_levels,
     selected_names,

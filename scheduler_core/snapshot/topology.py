@@ -3,7 +3,7 @@
 ``Snapshot.topologies`` holds one ``engine.Topology`` per Topology row (Kueue's and KAI's, by
 name) plus, when HyperNodes exist, the ``volcano-hypernodes`` topology their tiers make; the
 nodes' labels get the HyperNodes' synthetic tier labels, and ``kubernetes.io/hostname`` where a
-simulated node lacks it (``topology_domains.py``), so that the engine finds every domain by a
+simulated node lacks it (``reads/topology_domains.py``), so that the engine finds every domain by a
 label. A gang's three constraint fields become its
 ``engine.TopologyConstraint`` (None when all are blank: it may land anywhere).
 """
@@ -15,7 +15,12 @@ from functools import lru_cache
 
 from scheduler_core.engine import model as engine
 from scheduler_core.models import HyperNode, Topology
-from scheduler_core.topology_domains import HOSTNAME, HYPERNODE_TOPOLOGY, hypernode_levels, node_domain_labels
+from scheduler_core.reads.topology_domains import (
+    HOSTNAME,
+    HYPERNODE_TOPOLOGY,
+    hypernode_levels,
+    node_domain_labels,
+)
 
 
 @lru_cache(maxsize=1024)

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from scheduler_core.models import Member, Node, Topology
-from scheduler_core.node_usage import usage_from_members
+from scheduler_core.reads.node_usage import usage_from_members
 from tests.pages.conftest import make_gang
 
 pytestmark = pytest.mark.django_db

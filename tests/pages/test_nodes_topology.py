@@ -264,7 +264,7 @@ def test_with_volcano_hypernodes_the_page_sums_in_python_and_still_filters(as_ol
     """HyperNodes name no label (their tree is resolved in Python): the page draws their tiers'
     heat map from one pass over the nodes, and a HyperNode's cell narrows the table to its nodes."""
     from scheduler_core.models import HyperNode
-    from scheduler_core.topology_domains import HYPERNODE_TOPOLOGY, hypernode_label
+    from scheduler_core.reads.topology_domains import HYPERNODE_TOPOLOGY, hypernode_label
 
     fleet()
     bind(make_gang("ml", "train", pods=2), ["r0-n0", "r0-n1"], gpus=8)

@@ -238,7 +238,7 @@ def test_the_question_is_one_query(alice, closed_queue, queue, django_assert_num
 
 
 def test_a_submitter_reads_the_queues_they_may_use_and_their_ancestors(alice, bob, closed_queue):
-    from scheduler_core.queue_figures import queue_figures
+    from scheduler_core.reads.queue_figures import queue_figures
     from scheduler_core.services.queue_access import queues_usable, queues_visible
 
     Queue.objects.create(name="inner", parent=closed_queue)  # open, under bob's queue

@@ -1,5 +1,5 @@
-"""The per-node usage the database keeps (migration 0017's triggers, scheduler_core/node_usage.py),
-and the per-queue usage the same triggers keep (0019, scheduler_core/tallies.py), stay equal to a
+"""The per-node usage the database keeps (migration 0017's triggers, scheduler_core/reads/node_usage.py),
+and the per-queue usage the same triggers keep (0019, scheduler_core/reads/tallies.py), stay equal to a
 fresh sum over the members through every way a pod starts or stops holding its
 node: binds, finishes, evictions, failures, kills, pod, gang and node deletion, bulk
 inserts and hand-written updates; and drift, made by hand, is found and repaired."""
@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from scheduler_core.models import Member, MemberPhase, NodeUsage, UsageMinute
-from scheduler_core.node_usage import (
+from scheduler_core.reads.node_usage import (
     usage_by_node,
     usage_compact,
     usage_drift,
@@ -20,13 +20,13 @@ from scheduler_core.node_usage import (
     usage_repair,
     usage_total,
 )
+from scheduler_core.reads.tallies import queue_charges, queue_charges_from_members, queue_drift
 from scheduler_core.services.cycle import cycle_run
 from scheduler_core.services.delete import gang_delete, pod_delete
 from scheduler_core.services.kubelet import kubelet_tick
 from scheduler_core.services.lifecycle import failures_handle
 from scheduler_core.services.nodes import node_remove
 from scheduler_core.services.operator import gang_kill
-from scheduler_core.tallies import queue_charges, queue_charges_from_members, queue_drift
 from tests.loop.factories import GI, make_gang, make_nodes
 
 pytestmark = pytest.mark.django_db

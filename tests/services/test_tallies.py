@@ -1,4 +1,4 @@
-"""The sums migration 0019 keeps for the pages (scheduler_core/tallies.py): each queue's bound and
+"""The sums migration 0019 keeps for the pages (scheduler_core/reads/tallies.py): each queue's bound and
 waiting requests stay equal to a fresh sum over the members, through a gang's change of queue, pods
 alone and a Kueue LocalQueue; the gang events per minute and submitter follow inserts, edits and
 deletes; both are folded, aged out, and rebuilt by ``manage.py node_usage --repair``."""
@@ -12,11 +12,9 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from scheduler_core.models import Gang, GangEvent, GangEventMinute, Member, Queue, QueueUsage
-from scheduler_core.node_usage import usage_compact
-from scheduler_core.queue_figures import queue_figures
-from scheduler_core.services.cycle import cycle_run
-from scheduler_core.services.delete import gang_delete
-from scheduler_core.tallies import (
+from scheduler_core.reads.node_usage import usage_compact
+from scheduler_core.reads.queue_figures import queue_figures
+from scheduler_core.reads.tallies import (
     POD_COUNT,
     event_counts,
     queue_charges,
@@ -24,6 +22,8 @@ from scheduler_core.tallies import (
     queue_drift,
     tallies_repair,
 )
+from scheduler_core.services.cycle import cycle_run
+from scheduler_core.services.delete import gang_delete
 from tests.loop.factories import GI, make_gang, make_nodes
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_core.models import Gang, HyperNode, Member, Node, ResourceFlavor, Topology
-from scheduler_core.topology_domains import HYPERNODE_TOPOLOGY, hypernode_label
+from scheduler_core.reads.topology_domains import HYPERNODE_TOPOLOGY, hypernode_label
 from tests.api.conftest import errors, job
 from tests.declarations.conftest import apply_text
 

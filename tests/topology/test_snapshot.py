@@ -11,8 +11,8 @@ from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.declarations.documents import documents_parse
 from scheduler_core.engine import model as engine
 from scheduler_core.models import Gang, HyperNode, Node, Topology
+from scheduler_core.reads.topology_domains import HYPERNODE_TOPOLOGY, hypernode_label, node_domain_labels
 from scheduler_core.snapshot import build as snapshot
-from scheduler_core.topology_domains import HYPERNODE_TOPOLOGY, hypernode_label, node_domain_labels
 
 pytestmark = pytest.mark.django_db
 EXAMPLES = Path(__file__).parents[2] / "examples" / "topology"

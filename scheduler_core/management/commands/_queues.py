@@ -2,7 +2,7 @@
 
 Amounts are written as Kubernetes writes them (``format_quantity``): ``cpu=8,nvidia.com/gpu=4``;
 an empty max is ``<unlimited>``. The figures (used, pending, borrowed) are the API's
-(``scheduler_core/queue_figures.py``). Queues are cluster-scoped: ``-n`` is ignored.
+(``scheduler_core/reads/queue_figures.py``). Queues are cluster-scoped: ``-n`` is ignored.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from django.db.models import Q
 
 from scheduler_core.engine.quantity import format_quantity
-from scheduler_core.queue_figures import QueueFigures, queue_figures
+from scheduler_core.reads.queue_figures import QueueFigures, queue_figures
 
 
 def amounts(resources: dict[str, int], empty: str = "<none>") -> str:

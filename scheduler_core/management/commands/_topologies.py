@@ -1,5 +1,5 @@
 """``get topologies`` and ``describe topology``: the cluster's topologies as kubectl would print
-them (issue 20). Figures are the API's (``scheduler_core/topology_figures.py``): per level, each
+them (issue 20). Figures are the API's (``scheduler_core/reads/topology_figures.py``): per level, each
 domain's nodes and free/allocatable per resource, written as Kubernetes writes amounts.
 Topologies are cluster-scoped: ``-n`` is ignored.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from scheduler_core.engine.quantity import format_quantity
-from scheduler_core.topology_figures import TopologyView, topology_views
+from scheduler_core.reads.topology_figures import TopologyView, topology_views
 
 COLUMNS = ["name", "levels", "source_format", "domains"]
 WIDE = ["created"]

@@ -24,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandError
 from scheduler_core.management.commands import _queues, _topologies
 from scheduler_core.management.commands.get import quantities
 from scheduler_core.models import Gang
-from scheduler_core.selectors import (
+from scheduler_core.reads.selectors import (
     gang_events,
     gang_get,
     gang_group_progress,
@@ -33,7 +33,7 @@ from scheduler_core.selectors import (
     gang_progress,
     gang_state,
 )
-from scheduler_core.topology_reads import gang_topology
+from scheduler_core.reads.topology import gang_topology
 
 
 def gang_detail(gang: Gang) -> dict:

@@ -16,7 +16,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from scheduler_core.engine.quantity import format_quantity
-from scheduler_core.selectors import gang_list, gang_state, node_usage, pod_list
+from scheduler_core.reads.selectors import gang_list, gang_state, node_usage, pod_list
 
 from . import _queues, _topologies
 

@@ -10,8 +10,8 @@ check can alert on it."""
 from django.core.management.base import BaseCommand, CommandError
 
 from scheduler_core.engine.quantity import format_quantity
-from scheduler_core.node_usage import usage_compact, usage_drift, usage_repair
-from scheduler_core.tallies import POD_COUNT, queue_drift, tallies_repair
+from scheduler_core.reads.node_usage import usage_compact, usage_drift, usage_repair
+from scheduler_core.reads.tallies import POD_COUNT, queue_drift, tallies_repair
 
 
 def _said(amounts) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 from scheduler_core.declarations import DeclarationError, manifests_apply
 from scheduler_core.models import Gang
-from scheduler_core.topology_domains import hypernode_label
+from scheduler_core.reads.topology_domains import hypernode_label
 
 from .test_topology_refusals import RACK, hypernode, levels, node_member, pod, topology, volcano_podgroup
 

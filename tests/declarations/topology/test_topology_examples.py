@@ -8,7 +8,7 @@ import pytest
 
 from scheduler_core.declarations import DeclarationError
 from scheduler_core.models import Gang, HyperNode, Member, ResourceFlavor, Topology
-from scheduler_core.topology_domains import hypernode_label
+from scheduler_core.reads.topology_domains import hypernode_label
 from tests.declarations.conftest import apply_text
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 
 from scheduler_core.declarations import DeclarationError, manifests_apply
 from scheduler_core.models import Gang, HyperNode, Member, ResourceFlavor, Topology
-from scheduler_core.topology_domains import hypernode_label
+from scheduler_core.reads.topology_domains import hypernode_label
 
 pytestmark = pytest.mark.django_db
 RACK = "example.com/rack"

@@ -1,7 +1,7 @@
 """Volcano's network-topology-aware cases (HyperNodes), re-expressed for gangsched (issue 20).
 
 Each test cites the Volcano test it comes from (volcano-sh/volcano). A HyperNode tree becomes
-one synthetic node label per tier (``scheduler_core.topology_domains.hypernode_label``), and a
+one synthetic node label per tier (``scheduler_core.reads.topology_domains.hypernode_label``), and a
 topology of those labels, the highest tier widest; a job's ``networkTopology`` with mode hard
 and ``highestTierAllowed`` N is a required constraint at tier N, mode soft a preferred one at
 tier 1 (the tightest), widening up to the whole cluster.
@@ -10,7 +10,7 @@ tier 1 (the tightest), widening up to the whole cluster.
 from __future__ import annotations
 
 from scheduler_core.engine import Reason, Topology, TopologyConstraint, run_cycle
-from scheduler_core.topology_domains import hypernode_label
+from scheduler_core.reads.topology_domains import hypernode_label
 
 from ..world import NOW, bound_of, gang, members
 from .tworld import labelled, world

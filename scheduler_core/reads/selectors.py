@@ -11,7 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from scheduler_core.engine.queue import declared_work
 from scheduler_core.models import Gang, GangEvent, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-from scheduler_core.node_usage import usage_by_node
+from scheduler_core.reads.node_usage import usage_by_node
 
 
 def gang_list(*, namespace: str | None = None, phase: str | None = None) -> QuerySet[Gang]:
@@ -106,7 +106,7 @@ def pod_list(*, namespace: str | None = None) -> QuerySet[Member]:
 def node_usage() -> list[dict]:
     """Each node with what its active pods request (``used``, canonical units, plus ``pods``),
     the number of those pods, and its allocatable, labels, taints, cordon and ready state. The
-    use is the one the database keeps per node (``scheduler_core.node_usage``), not a scan of
+    use is the one the database keeps per node (``scheduler_core.reads.node_usage``), not a scan of
     the members."""
     used = usage_by_node()
     nodes = Node.objects.order_by("name")

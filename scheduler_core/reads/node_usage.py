@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 from scheduler_core.models import Member, NodeUsage, UsageMinute
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-from scheduler_core.tallies import COMPACT_LOCK, fold_rows, tallies_compact
+from scheduler_core.reads.tallies import COMPACT_LOCK, fold_rows, tallies_compact
 
 _USAGE = NodeUsage._meta.db_table
 _MINUTES = UsageMinute._meta.db_table

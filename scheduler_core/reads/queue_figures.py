@@ -13,7 +13,7 @@ Per queue and resource, in canonical units:
 A gang's members are charged to the gang's queue, a pod alone to its own (``Member.queue``); a
 name that is a Kueue LocalQueue of the pod's namespace stands for its ClusterQueue. An inner
 queue's figures add up its whole subtree. Four queries, whatever the number of queues or pods:
-the requests are the sums the database keeps per queue name (``scheduler_core.tallies``).
+the requests are the sums the database keeps per queue name (``scheduler_core.reads.tallies``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from scheduler_core.models import LocalQueue, Queue, QueueSample
-from scheduler_core.tallies import POD_COUNT, queue_charges
+from scheduler_core.reads.tallies import POD_COUNT, queue_charges
 
 
 @dataclass

@@ -3,7 +3,7 @@
 
 Reads only, in a fixed number of queries (one for the topologies, one for the nodes asked about),
 so a page or an API list never makes a query per node or per member. Which label is a node's
-domain is ``topology_domains``'s to say (it also turns Volcano HyperNodes into labels): this
+domain is ``reads.topology_domains``'s to say (it also turns Volcano HyperNodes into labels): this
 module only calls it.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scheduler_core.models import Gang, Node, Topology
-from scheduler_core.topology_domains import domain_of, node_domain_labels
+from scheduler_core.reads.topology_domains import domain_of, node_domain_labels
 
 
 @dataclass(frozen=True)
