@@ -242,7 +242,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 from gangsched import gc_policy  # noqa: E402
 from gangsched.web_pool import pool_web_connections  # noqa: E402
-from scheduler_core.session_names import name_web_sessions  # noqa: E402
+from scheduler_core.db.session_names import name_web_sessions  # noqa: E402
 
 _background: set[asyncio.Task] = set()  # the loop keeps only weak references to tasks
 
@@ -257,7 +257,7 @@ router = ProtocolTypeRouter(
 async def application(scope, receive, send):
     """The router, and the ASGI lifespan: at startup this process takes its database connections
     from a pool unless configured otherwise (gangsched/web_pool.py), names its database sessions
-    (scheduler_core/session_names.py), so the read cache knows its own writes' notifications,
+    (scheduler_core/db/session_names.py), so the read cache knows its own writes' notifications,
     and starts its garbage collection policy (gangsched/gc_policy.py)."""
     if scope["type"] != "lifespan":
         return await router(scope, receive, send)

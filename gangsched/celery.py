@@ -14,7 +14,8 @@ app.autodiscover_tasks()
 
 def _connect_heartbeats() -> None:
     # Imported lazily: scheduler_core.heartbeats reads Django settings.
-    from scheduler_core import heartbeats, session_names
+    from scheduler_core import heartbeats
+    from scheduler_core.db import session_names
 
     heartbeats.connect_signals()
     session_names.connect_signals()

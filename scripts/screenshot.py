@@ -111,7 +111,7 @@ def clean_up() -> None:
     from django.conf import settings
     from django.db import connections
 
-    from scheduler_core.dbsetup import drop_database
+    from scheduler_core.db.bootstrap import drop_database
     from scheduler_core.tasks import _redis
 
     connections.close_all()
@@ -128,7 +128,7 @@ def main() -> None:
     setup_django()
     from django.conf import settings
 
-    from scheduler_core.dbsetup import create_database_if_missing, drop_database
+    from scheduler_core.db.bootstrap import create_database_if_missing, drop_database
 
     drop_database(settings.DATABASES["default"], DATABASE)  # what an interrupted run left
     create_database_if_missing(settings.DATABASES["default"], DATABASE)

@@ -24,7 +24,7 @@ the submitter's), and any other change to a submitter's gangs that the scheduler
 in their scope (their submission through another web process or the CLI, an operator's kill,
 an admin edit: seen once its notification arrives, within ``invalidation.BATCH_S``, 50 ms, of
 the commit). A soft change is the scheduler's progress on a submitter's gangs (binds, starts,
-finishes, timeouts: the Celery worker's sessions, scheduler_core/session_names.py), any change
+finishes, timeouts: the Celery worker's sessions, scheduler_core/db/session_names.py), any change
 made in this web process (its API writes were applied by ``changed_here`` already; its other
 writes, the admin's and the pages', may reach its API answers that late), and, in the all-gangs
 scope, every change but an operator's own write here (that list moves with every submission).

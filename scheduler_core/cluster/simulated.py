@@ -27,10 +27,10 @@ from django.db import connection, transaction
 from django.db.models import F, Func, JSONField, Value
 from django.utils import timezone
 
+from scheduler_core.db.arrays import UNPACK, packed
 from scheduler_core.engine.quantity import format_amount
 from scheduler_core.models import Member, MemberPhase, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
-from scheduler_core.sql_arrays import UNPACK, packed
 
 from . import ClusterError
 from .base import BindOutcome, BindRequest, BindResult

@@ -30,6 +30,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from scheduler_core.cluster import BindOutcome, BindRequest, ClusterBackend
+from scheduler_core.db.arrays import UNPACK, packed, packed_lists
 from scheduler_core.models import (
     BindIntent,
     BindJournal,
@@ -43,7 +44,6 @@ from scheduler_core.models import (
 from scheduler_core.services.history import events_record_many
 from scheduler_core.services.lease import Lease, fenced
 from scheduler_core.services.lifecycle import gang_requeue
-from scheduler_core.sql_arrays import UNPACK, packed, packed_lists
 
 logger = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
+from scheduler_core.db.rows import rows_insert
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.engine.quantity import QuantityError, parse_resources
 from scheduler_core.models import Gang, GangEvent, GangEventKind, Member, RestartPolicy
-from scheduler_core.sql_rows import rows_insert
 from scheduler_core.tasks import cycle_trigger
 from scheduler_core.validators import (
     validate_affinity,

@@ -21,13 +21,13 @@ from rest_framework.authtoken.models import Token
 
 from dashboard.api import authentication, invalidation, read_cache
 from gangsched.asgi import application
-from scheduler_core.models import Gang
-from scheduler_core.session_names import (
+from scheduler_core.db.session_names import (
     SCHEDULER_APPLICATION_NAME,
     name_scheduler_sessions,
     name_web_sessions,
     web_application_name,
 )
+from scheduler_core.models import Gang
 from tests.api.conftest import StepClock
 from tests.cast import make_gang
 from tests.notifications import TIMEOUT_S, caught_up, caught_up_async, moved, wait_until

@@ -3,7 +3,7 @@ import uuid
 import psycopg
 from django.conf import settings
 
-from scheduler_core import dbsetup
+from scheduler_core.db import bootstrap as dbsetup
 
 
 def test_it_creates_a_missing_database_once():

@@ -1,9 +1,9 @@
-"""Long lists packed into one string and split by PostgreSQL (``scheduler_core/sql_arrays.py``)."""
+"""Long lists packed into one string and split by PostgreSQL (``scheduler_core/db/arrays.py``)."""
 
 import pytest
 from django.db import connection
 
-from scheduler_core.sql_arrays import UNPACK, packed, packed_lists
+from scheduler_core.db.arrays import UNPACK, packed, packed_lists
 
 
 @pytest.mark.django_db

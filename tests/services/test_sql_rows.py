@@ -6,8 +6,8 @@ import pytest
 from django.db import DataError, transaction
 from django.forms.models import model_to_dict
 
+from scheduler_core.db.rows import rows_insert
 from scheduler_core.models import Gang, Member, MemberPhase
-from scheduler_core.sql_rows import rows_insert
 
 pytestmark = pytest.mark.django_db
 

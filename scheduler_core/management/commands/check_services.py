@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from scheduler_core.dbsetup import postgres_warnings, services_problem
+from scheduler_core.db.bootstrap import postgres_warnings, services_problem
 
 
 class Command(BaseCommand):

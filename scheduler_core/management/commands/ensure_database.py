@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from scheduler_core.dbsetup import create_database_if_missing
+from scheduler_core.db.bootstrap import create_database_if_missing
 
 
 class Command(BaseCommand):
