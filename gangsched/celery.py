@@ -13,9 +13,9 @@ app.autodiscover_tasks()
 
 
 def _connect_heartbeats() -> None:
-    # Imported lazily: scheduler_core.heartbeats reads Django settings.
-    from scheduler_core import heartbeats
+    # Imported lazily: scheduler_core.worker.heartbeats reads Django settings.
     from scheduler_core.db import session_names
+    from scheduler_core.worker import heartbeats
 
     heartbeats.connect_signals()
     session_names.connect_signals()

@@ -14,13 +14,13 @@ import redis
 from celery import shared_task
 from django.conf import settings
 
-from scheduler_core.cycle_wake import Waker
 from scheduler_core.events import events_publish
 from scheduler_core.reads.node_usage import usage_compact
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
 from scheduler_core.services.kubelet import kubelet_tick
 from scheduler_core.services.queue_history import queue_samples_prune
 from scheduler_core.services.reconcile import LeaseBusy, reconcile
+from scheduler_core.worker.cycle_wake import Waker
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ _waker = Waker(lambda: cycle_trigger_now())  # looked up per call: tests replace
 
 def cycle_trigger() -> bool:
     """Ask for a cycle soon (work arrived): sent within ``cycle_wake.GAP_S`` by a thread of this
-    process (scheduler_core/cycle_wake.py), so the caller (a request) never waits for Redis; it
+    process (scheduler_core/worker/cycle_wake.py), so the caller (a request) never waits for Redis; it
     coalesces with a cycle already queued."""
     _waker.request()
     return True

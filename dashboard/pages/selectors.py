@@ -19,12 +19,12 @@ from django.utils.safestring import mark_safe
 from dashboard.api.selectors import pods_counted
 from dashboard.health import supervisor_restarts
 from scheduler_core.engine.quantity import format_quantity
-from scheduler_core.heartbeats import heartbeats_read
 from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.reads.node_usage import usage_by_node, usage_total
 from scheduler_core.reads.selectors import gang_state
 from scheduler_core.services.lease import lease_status
+from scheduler_core.worker.heartbeats import heartbeats_read
 
 #: The resources the overview draws as bars, in this order (others are listed on the nodes page).
 MAIN_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
@@ -218,7 +218,7 @@ _WORKER_PROCESS = Func(F("worker"), Value(r"^([^:]*:[0-9]+):[^:]*$"), Value(r"\1
 def scheduler_health(*, now: datetime | None = None) -> dict:
     """The last cycle, the lease holder, each worker process's cycles in the past hour (one line
     per process, not per task) and when it ran the last, the workers' heartbeats in Redis
-    (``scheduler_core.heartbeats``) with their age in seconds, and the processes ``make run``
+    (``scheduler_core.worker.heartbeats``) with their age in seconds, and the processes ``make run``
     had to restart (``restarted_processes``)."""
     now = now or timezone.now()
     workers = (

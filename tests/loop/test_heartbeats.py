@@ -8,7 +8,7 @@ import redis
 from django.conf import settings
 from django.utils import timezone
 
-from scheduler_core import heartbeats
+from scheduler_core.worker import heartbeats
 
 from .workers import Worker, wait_for
 

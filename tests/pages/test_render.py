@@ -73,7 +73,7 @@ def test_the_overview_lists_worker_heartbeats_with_their_age(as_olga, world):
     from django.conf import settings
     from django.utils import timezone
 
-    from scheduler_core import heartbeats
+    from scheduler_core.worker import heartbeats
 
     client = redis.Redis.from_url(settings.REDIS_URL)
     hostname = "render-beat@test"

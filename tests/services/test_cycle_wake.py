@@ -1,4 +1,4 @@
-"""Cycle triggers are sent by a thread of the process (scheduler_core/cycle_wake.py): the
+"""Cycle triggers are sent by a thread of the process (scheduler_core/worker/cycle_wake.py): the
 caller returns without a Redis round trip, a burst becomes one trigger, and a trigger still
 pending at exit is sent then."""
 
@@ -8,7 +8,7 @@ import threading
 import time
 
 from scheduler_core import tasks
-from scheduler_core.cycle_wake import Waker
+from scheduler_core.worker.cycle_wake import Waker
 
 
 def wait_until(condition, timeout: float = 60.0) -> None:
