@@ -3,7 +3,7 @@
 # wherever there is room) against gangsched-topology (every gang that may span nodes kept inside
 # one rack, else one block; topology_rule.py), on the same jobs in one run, on Alibaba's openb GPU
 # node list (1,213 nodes, 6,212 GPUs of six models) with racks and blocks by the rule of
-# scheduler_core/rack_labels.py (8 nodes a rack, 4 racks a block, in list order):
+# scheduler_core/simulation/rack_labels.py (8 nodes a rack, 4 racks a block, in list order):
 #   production-5k-alibaba  the production shape (bench/make_trace.py production: 1-8 GPUs as one
 #                          pod, 16-256 GPUs as 8-GPU workers, i.e. whole 8-GPU nodes), 5,000 jobs
 #                          at an offered load of 1.3 on 776 x 8 GPUs (the list's 6,212 GPUs), with

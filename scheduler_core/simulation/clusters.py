@@ -8,7 +8,7 @@
 * A node list CSV in the Alibaba ``openb`` format (``sn,cpu_milli,memory_mib,gpu,model``); the
   GPU model becomes the node label ``gpu-model`` so node selectors can target it.
 
-Every node also gets block, rack and hostname labels by ``scheduler_core/rack_labels.py``'s rule
+Every node also gets block, rack and hostname labels by ``scheduler_core/simulation/rack_labels.py``'s rule
 (8 nodes a rack, 4 racks a block, in list order), so topology-aware placement can be measured.
 
 Errors are ``ClusterSpecError`` with the reason (and the line, for a CSV).
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from scheduler_core.engine.model import Node
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
-from scheduler_core.rack_labels import rack_labels
+from scheduler_core.simulation.rack_labels import rack_labels
 
 PRESETS = {"n32g4": "32x{cpu=40,memory=256Gi,nvidia.com/gpu=4}"}
 OPENB_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_core.engine.model import HeadOfLine
-from scheduler_core.rack_labels import LEVELS, NODES_PER_RACK, RACKS_PER_BLOCK
+from scheduler_core.simulation.rack_labels import LEVELS, NODES_PER_RACK, RACKS_PER_BLOCK
 
 from .clusters import Cluster
 from .metrics import summarise

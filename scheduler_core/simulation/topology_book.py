@@ -3,7 +3,7 @@
 Kept for every policy, so topology-aware placement is compared with today's on the same jobs.
 When a job starts (``min_workers`` bound together), the book records the nodes its bound pods
 are on (a job preempted and started again: its last start). From the nodes' block and rack labels
-(``rack_labels.py``; a node without the label is a domain of its own), per level:
+(``simulation/rack_labels.py``; a node without the label is a domain of its own), per level:
 
 - ``one_domain_share``: of the gangs measured, the share whose members are all inside one domain
   of that level;
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from scheduler_core.engine.model import Node
-from scheduler_core.rack_labels import BLOCK_LABEL, RACK_LABEL
+from scheduler_core.simulation.rack_labels import BLOCK_LABEL, RACK_LABEL
 
 from .topology_rule import level_codes
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from scheduler_core.engine.model import Node, Topology, TopologyConstraint
-from scheduler_core.rack_labels import BLOCK_LABEL, LEVELS, RACK_LABEL, TOPOLOGY_NAME
+from scheduler_core.simulation.rack_labels import BLOCK_LABEL, LEVELS, RACK_LABEL, TOPOLOGY_NAME
 
 MODES = ("preferred", "required")
 

@@ -46,7 +46,8 @@ def test_the_alibaba_node_list_labels_nodes_with_their_gpu_model():
 
 
 def test_nodes_get_racks_of_eight_and_blocks_of_four_racks_in_list_order():
-    # The rule of scheduler_core/rack_labels.py, on a spec of two groups (racks continue across them).
+    # The rule of scheduler_core/simulation/rack_labels.py, on a spec of two groups
+    # (racks continue across them).
     cluster = load_cluster("30x{cpu=1} + 10x{cpu=2}")
     rack = [node.labels["topology.gangsched.io/rack"] for node in cluster.nodes]
     block = [node.labels["topology.gangsched.io/block"] for node in cluster.nodes]

@@ -10,7 +10,6 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from scheduler_core.engine.model import Node, TopologyConstraint
-from scheduler_core.rack_labels import BLOCK_LABEL, RACK_LABEL, rack_labels
 from scheduler_core.simulation import (
     POLICIES,
     TOPOLOGY_POLICIES,
@@ -22,6 +21,7 @@ from scheduler_core.simulation import (
     replay,
 )
 from scheduler_core.simulation.metrics import summarise
+from scheduler_core.simulation.rack_labels import BLOCK_LABEL, RACK_LABEL, rack_labels
 from scheduler_core.simulation.topology_book import TopologyBook, shares, spread
 from scheduler_core.simulation.topology_rule import TopologyModeError, TopologyRule, level_codes
 
