@@ -176,3 +176,77 @@ def test_no_module_over_400_lines_but_migrations():
     assert set(too_long) <= TOO_LONG, f"modules over {MAX_LINES} lines: {too_long}"
     stale = sorted(TOO_LONG - set(too_long))
     assert not stale, f"no longer over {MAX_LINES} lines, remove from TOO_LONG: {stale}"
+
+
+#: What may stand loose at scheduler_core's top level besides its packages: Django's app config,
+#: Celery's autodiscovered tasks, the event outbox and the JSON field validators.
+TOP_LEVEL_MODULES = {"__init__.py", "apps.py", "events.py", "tasks.py", "validators.py"}
+
+#: Package -> the scheduler_core packages and modules it must never import (each package's
+#: ``__init__`` says what it may import). The folders are the layers: db under models, reads
+#: and snapshot over them, services over those, cluster beside services.
+NEVER_IMPORTS = {
+    "scheduler_core.engine": {"scheduler_core"},
+    "scheduler_core.db": {"scheduler_core"},
+    "scheduler_core.worker": {"scheduler_core"},
+    "scheduler_core.models": {
+        "scheduler_core.db",
+        "scheduler_core.reads",
+        "scheduler_core.snapshot",
+        "scheduler_core.services",
+        "scheduler_core.cluster",
+        "scheduler_core.tasks",
+    },
+    "scheduler_core.reads": {
+        "scheduler_core.snapshot",
+        "scheduler_core.services",
+        "scheduler_core.cluster",
+        "scheduler_core.declarations",
+        "scheduler_core.tasks",
+    },
+    "scheduler_core.snapshot": {
+        "scheduler_core.services",
+        "scheduler_core.cluster",
+        "scheduler_core.declarations",
+        "scheduler_core.tasks",
+    },
+}
+
+#: What a package may still import of scheduler_core although the rule above forbids it.
+ALLOWED_IMPORTS = {
+    "scheduler_core.engine": {"scheduler_core.engine"},
+    "scheduler_core.db": {"scheduler_core.db"},
+    "scheduler_core.worker": {"scheduler_core.worker"},
+}
+
+
+def test_scheduler_core_top_level_holds_packages_and_the_named_modules():
+    loose = {path.name for path in (ROOT / "scheduler_core").glob("*.py")}
+    assert loose - TOP_LEVEL_MODULES == set(), "group these into a package of scheduler_core"
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def test_no_package_imports_a_layer_above_it():
+    graph, where = _project_graph()
+    broken = []
+    for package, forbidden in NEVER_IMPORTS.items():
+        allowed = ALLOWED_IMPORTS.get(package, set())
+        for name in sorted(graph):
+            if not _within(name, package):
+                continue
+            for target in sorted(graph[name]):
+                if any(_within(target, bad) for bad in forbidden) and not any(
+                    _within(target, ok) for ok in allowed
+                ):
+                    broken.append(f"{name} -> {target}  ({where[(name, target)]})")
+    assert broken == []
+
+
+def test_the_layer_rule_sees_a_forbidden_import():
+    """The check above would pass vacuously if the packages' names did not match the graph's."""
+    graph, _ = _project_graph()
+    assert "scheduler_core.models" in graph["scheduler_core.reads.selectors"]
+    assert any(_within(name, "scheduler_core.snapshot") for name in graph["scheduler_core.services.cycle"])

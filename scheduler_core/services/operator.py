@@ -20,6 +20,9 @@ from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services.cycle import TIMEOUT_ANNOTATION
 from scheduler_core.services.history import event_record
 from scheduler_core.services.lifecycle import JSONRemoveKeys, members_recreate
+
+# Up a layer on purpose: cycle_trigger lives in tasks.py beside the Celery task it queues
+# (schedule); tasks.py imports the services, so the services ask for a cycle through it.
 from scheduler_core.tasks import cycle_trigger
 
 logger = logging.getLogger(__name__)

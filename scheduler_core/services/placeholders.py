@@ -39,6 +39,9 @@ from django.utils import timezone
 
 from scheduler_core.cluster import ClusterError
 from scheduler_core.cluster.base import BindOutcome, BindRequest, ClusterBackend
+
+# Up a layer on purpose: which pods are YuniKorn placeholders is the format's rule
+# (declarations/yunikorn_apps.py), one place for the services, the mirror and the backend.
 from scheduler_core.declarations.yunikorn import SOURCE
 from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER, is_placeholder
 from scheduler_core.engine.decisions import Reason

@@ -24,6 +24,8 @@ from typing import Any
 
 from django.db.models import Q
 
+# Up a layer on purpose: the declarations' specs and DeclarationError are what the write
+# services take and raise (a 400 naming the field), whichever door a change came through.
 from scheduler_core.declarations.queue_spec import QueueSpec
 from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import GangPhase

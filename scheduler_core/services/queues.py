@@ -23,6 +23,8 @@ import contextlib
 
 from django.db import transaction
 
+# Up a layer on purpose: the declarations' specs and DeclarationError are what the write
+# services take and raise (a 400 naming the field), whichever door a change came through.
 from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
 from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.models import LocalQueue, Queue, ResourceFlavor, Topology

@@ -20,6 +20,9 @@ from scheduler_core.db.rows import rows_insert
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.engine.quantity import QuantityError, parse_resources
 from scheduler_core.models import Gang, GangEvent, GangEventKind, Member, RestartPolicy
+
+# Up a layer on purpose: cycle_trigger lives in tasks.py beside the Celery task it queues
+# (schedule); tasks.py imports the services, so the services ask for a cycle through it.
 from scheduler_core.tasks import cycle_trigger
 from scheduler_core.validators import (
     validate_affinity,

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+# Up a layer on purpose: the declarations' specs and DeclarationError are what the write
+# services take and raise (a 400 naming the field), whichever door a change came through.
 from scheduler_core.declarations.topology_spec import HyperNodeSpec, TopologySpec
 from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import GangPhase

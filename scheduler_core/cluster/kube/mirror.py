@@ -26,6 +26,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+# Up two layers on purpose: the mirror is the Kubernetes door, as the API and manage.py apply
+# are theirs: watched objects become writes through the declarations and the services. It
+# stays in cluster/kube/ beside the watch and client it runs on.
 from scheduler_core.declarations.apply import manifests_apply
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.declarations.yunikorn_apps import is_placeholder

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+# Up a layer on purpose: a Volcano Job's lifecycle policies are the format's rule
+# (declarations/volcano.py), read by the backend when it acts on a Job's pods.
 from scheduler_core.declarations import volcano
 
 from . import convert
