@@ -1,7 +1,7 @@
 """Shape checks for the JSON fields that mirror Kubernetes objects and engine inputs.
 
 The JSON keeps Kubernetes' own spelling (``matchExpressions``, ``effect``...), so a manifest's
-fragments are stored as they are; ``snapshot.py`` turns them into engine dataclasses. These
+fragments are stored as they are; ``snapshot/build.py`` turns them into engine dataclasses. These
 validators run in ``full_clean()`` (the admin, model forms, serializers that call it), so a
 malformed row is refused where it is entered instead of failing a scheduling cycle later.
 """

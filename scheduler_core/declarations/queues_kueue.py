@@ -9,7 +9,7 @@ Versions as Kueue serves them (``apis/kueue/v1beta1`` and ``v1beta2``; the Cohor
   guarantee; ``nominalQuota + borrowingLimit`` -> max (no borrowingLimit: unlimited);
   ``lendingLimit`` -> lending_limit. A Cohort's ``nominalQuota`` is a pool added to its
   subtree's quotas, and its ``borrowingLimit`` caps the subtree above that (kept in
-  ``extra["borrowing_limit"]``, applied by ``snapshot_queues.py``). One flavor per resource
+  ``extra["borrowing_limit"]``, applied by ``snapshot/queues.py``). One flavor per resource
   group: gangsched places by resource, not by flavor, so a second flavor (Kueue's flavor
   fungibility) is refused naming it;
 - ``fairSharing.weight`` -> weight (> 0); ``stopPolicy``: None -> open, Hold -> closed;
@@ -134,7 +134,7 @@ def load_cohort(manifest: Manifest, readers=()) -> Loaded:
     if limits["borrowingLimit"]:
         # A Cohort's borrowingLimit caps what its whole subtree borrows beyond the subtree's
         # quotas, which change as ClusterQueues come and go: kept apart and added to the
-        # subtree's guarantee when the engine reads the tree (snapshot_queues.py).
+        # subtree's guarantee when the engine reads the tree (snapshot/queues.py).
         queue.extra["borrowing_limit"] = {
             r: queue.max.pop(r) - queue.guarantee.get(r, 0) for r in list(queue.max)
         }

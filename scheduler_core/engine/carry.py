@@ -3,7 +3,7 @@ rebuilding every running pod's request row (issue 21).
 
 The worker keeps one ``Carry`` and passes it to every ``run_cycle``. Snapshots share objects
 between cycles: ``apply_result`` keeps every pod it does not change, and the service's snapshot
-reuses the objects of unchanged rows (``snapshot_reuse.py``). Pods are frozen, so a pod object
+reuses the objects of unchanged rows (``snapshot/reuse.py``). Pods are frozen, so a pod object
 seen last cycle has the same requests and the same node: its row and node index are copied from
 the last state by identity, and only the pods new since are looked at one by one.
 

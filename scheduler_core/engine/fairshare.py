@@ -137,7 +137,7 @@ def guarantees(tree: Tree, declared: np.ndarray) -> np.ndarray:
     Kueue cohorts that only group guaranteed ClusterQueues (a cohort declares no quota of its
     own) would split the cluster by weight, and a cohort whose ClusterQueues are guaranteed 20
     GPUs could get 15 (kueue #7015, #3948). A Kueue cohort's own quota is a pool on top of its
-    ClusterQueues': ``snapshot_queues.py`` adds them before the engine sees it.
+    ClusterQueues': ``snapshot/queues.py`` adds them before the engine sees it.
     """
     out = declared.astype(float, copy=True)
     below = np.zeros_like(out)

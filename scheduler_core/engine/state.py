@@ -65,7 +65,7 @@ class ClusterState:
 
     def _build(self, snapshot: Snapshot) -> None:
         pods = snapshot.pods
-        # Members of a gang share one requests mapping (snapshot.py decodes each distinct JSON
+        # Members of a gang share one requests mapping (snapshot/build.py decodes each distinct JSON
         # once, apply_result keeps them): the pods' rows are built from the distinct mappings.
         requests = [pod.requests for pod in pods]
         identities = list(map(id, requests))
@@ -345,7 +345,7 @@ class ClusterState:
     def vector_of(self, requests: Mapping[str, int]) -> np.ndarray:
         """``vector`` of a requests mapping."""
         # First by identity: snapshots share one requests mapping among the members of a gang
-        # (snapshot.py decodes each distinct JSON once), so most lookups stop here.
+        # (snapshot/build.py decodes each distinct JSON once), so most lookups stop here.
         cached = self._by_identity.get(id(requests))
         if cached is not None:
             return cached

@@ -117,7 +117,7 @@ class Gang(models.Model):
     topology_name = models.CharField(max_length=253, blank=True, default="")
     submitter = models.CharField(max_length=150, blank=True)
     # Pods that name a gang before its declaration (PodGroup) arrives are held in a provisional
-    # gang, which the scheduler does not see (snapshot.py leaves it out, so its pods wait) until
+    # gang, which the scheduler does not see (snapshot/build.py leaves it out, so its pods wait) until
     # the declaration arrives or ``provisional_until`` passes (Koordinator's behaviour).
     provisional = models.BooleanField(default=False)
     provisional_until = models.DateTimeField(null=True, blank=True)
@@ -229,7 +229,7 @@ class Member(models.Model):
     owner = models.CharField(max_length=320, blank=True, default="")
     terminating = models.BooleanField(default=False)
     # The queue a pod scheduled alone is charged to, as its keys name it (a Kueue LocalQueue
-    # is resolved by snapshot.py); a gang's member is charged to its gang's queue instead.
+    # is resolved by snapshot/build.py); a gang's member is charged to its gang's queue instead.
     queue = models.CharField(max_length=253, default="default")
     phase = models.CharField(max_length=16, choices=MemberPhase.choices, default=MemberPhase.PENDING)
     node = models.CharField(max_length=253, null=True, blank=True, help_text="Bound to; empty: pending.")

@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 TIMEOUT_ANNOTATION = "gang.scheduling.koordinator.sh/timeout"
 
 #: What this process's last cycle leaves to the next (engine/carry.py): with the snapshot's
-#: reused objects (snapshot_reuse.py) the engine copies the unchanged pods' rows instead of
+#: reused objects (snapshot/reuse.py) the engine copies the unchanged pods' rows instead of
 #: rebuilding them. Cycles never overlap in a process (the lease), and the carry checks every
 #: object by identity, so a stale carry only costs a full build.
 CARRY = Carry()

@@ -111,7 +111,7 @@ def gang_submit(
     # A queue the submitter may not use answers as a missing one (services/queues.py).
     queue_require(actor, namespace, fields.get("queue", "default"), "queue")
     _topology_check(fields)
-    # The rows go in through rows_insert (sql_rows.py): the ORM's INSERT compiler cost more than
+    # The rows go in through rows_insert (db/rows.py): the ORM's INSERT compiler cost more than
     # the rest of a one-pod submission. No signal listens to these models' saves.
     gang = Gang(namespace=namespace, name=name, min_member=min_member, **fields)
     rows_insert(Gang, [gang])
