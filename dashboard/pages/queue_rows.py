@@ -1,7 +1,7 @@
 """What the Queues page shows, read in a fixed number of queries whatever the number of queues.
 
 Per queue, in tree order: its state, the gangs waiting in it (and its subtree) that the user may
-see, and per resource the bar: usage (live: the bound pods charged to it, ``reads.queue_figures``)
+see, and per resource the bar: usage (live: the bound pods charged to it, ``queue_figures``)
 against its guarantee, its fair share and its max (the fair share and what it lends come from
 the last cycle's sample, ``QueueSample``: only the engine computes them). The chart: one queue's
 samples over the last hour, one point per minute.

@@ -12,7 +12,7 @@
 | Volcano | ``mode: hard``, ``highestTierName: X`` | required: the tier of ``tierName`` X |
 | Volcano | ``mode: soft`` | preferred tier 1: as close as it fits, widening tier by tier |
 
-(Tier N is the level ``hypernode_label(N)``, ``reads/topology_domains.py``.)
+(Tier N is the level ``hypernode_label(N)``, ``topology_domains.py``.)
 
 As Kueue validates a pod set (``pkg/controller/jobframework/tas_validation.go``): at most one of
 its three annotations, the unconstrained one a Go boolean. As Volcano reads a job

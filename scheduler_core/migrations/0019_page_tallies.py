@@ -6,7 +6,7 @@ submitter, kept by statement-level triggers on the event table (and a row trigge
 what it counts). Both filled for what exists.
 
 A member is charged to a queue while it is Pending or Running (``ACTIVE_MEMBER_PHASES``), as
-bound when it has a node; to its gang's queue, or its own when alone (``reads.queue_figures``).
+bound when it has a node; to its gang's queue, or its own when alone (``queue_figures``).
 Amounts are truncated to integers per pod, as ``snapshot.json_fields.ints`` does.
 """
 

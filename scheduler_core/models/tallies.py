@@ -19,7 +19,7 @@ class QueueUsage(models.Model):
 
     ``queue`` is the name the pods declare (a gang's members: the gang's queue; a pod alone: its
     own), as written: a Kueue LocalQueue name is resolved to its ClusterQueue when read, so
-    renaming one does not rewrite rows; ``reads.queue_figures`` adds each leaf up to its ancestors.
+    renaming one does not rewrite rows; ``queue_figures`` adds each leaf up to its ancestors.
     """
 
     namespace = models.CharField(max_length=253)

@@ -3,7 +3,7 @@
 
 Reads only, in a fixed number of queries (one for the topologies, one for the nodes asked about),
 so a page or an API list never makes a query per node or per member. Which label is a node's
-domain is ``reads.topology_domains``'s to say (it also turns Volcano HyperNodes into labels): this
+domain is ``topology_domains``'s to say (it also turns Volcano HyperNodes into labels): this
 module only calls it.
 """
 

@@ -1,7 +1,7 @@
 """Each topology with its domains and their figures (issue 20), for the API and the CLI.
 
 A topology is a Topology row (Kueue's or KAI's) or, when HyperNodes exist, Volcano's
-``volcano-hypernodes`` (``reads/topology_domains.py``). Per level, each domain (a label value) lists
+``volcano-hypernodes`` (``topology_domains.py``). Per level, each domain (a label value) lists
 how many nodes it has, their allocatable summed per resource and what is free of it (allocatable
 less the requests of the active pods bound there, never below zero); nodes without the level's
 label are in no domain of it and are counted as ``outside``. Read-only: two queries for the

@@ -3,7 +3,7 @@
 Kept for every policy, so topology-aware placement is compared with today's on the same jobs.
 When a job starts (``min_workers`` bound together), the book records the nodes its bound pods
 are on (a job preempted and started again: its last start). From the nodes' block and rack labels
-(``simulation/rack_labels.py``; a node without the label is a domain of its own), per level:
+(``rack_labels.py``; a node without the label is a domain of its own), per level:
 
 - ``one_domain_share``: of the gangs measured, the share whose members are all inside one domain
   of that level;

@@ -3,7 +3,7 @@
 ``Snapshot.topologies`` holds one ``engine.Topology`` per Topology row (Kueue's and KAI's, by
 name) plus, when HyperNodes exist, the ``volcano-hypernodes`` topology their tiers make; the
 nodes' labels get the HyperNodes' synthetic tier labels, and ``kubernetes.io/hostname`` where a
-simulated node lacks it (``reads/topology_domains.py``), so that the engine finds every domain by a
+simulated node lacks it (``topology_domains.py``), so that the engine finds every domain by a
 label. A gang's three constraint fields become its
 ``engine.TopologyConstraint`` (None when all are blank: it may land anywhere).
 """
