@@ -5,6 +5,7 @@ pytest-django loads the settings before this file. Under pytest-xdist each worke
 both (tests/settings.py), and the tests that share more run on one worker (``XDIST_GROUPS``)."""
 
 import importlib
+from collections import Counter
 
 import pytest
 import redis
@@ -58,6 +59,21 @@ def pytest_xdist_make_scheduler(config, log):
             return xdist_group_of(nodeid) or nodeid
 
     return PathGroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    """Every test has an id of its own: xdist hands tests to its workers by id, and of several
+    tests sharing one it runs only the first, silently. schemathesis' tests (one per API
+    operation) lose the operation from their id under pytest 9, so it is put back; any other
+    shared id stops the run."""
+    from _pytest.nodeid import coerce_node_id
+
+    for item in items:
+        if type(item).__name__ == "SchemathesisFunction" and item.name not in item.nodeid:
+            item._id = coerce_node_id(f"{item.parent.nodeid}::{item.name}")
+    shared = sorted(nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1)
+    if shared:
+        raise pytest.UsageError(f"{len(shared)} test ids are shared by several tests: {shared[:5]}")
 
 
 # The authorization matrix's count of cells and denials (tests/security/matrix_tally.py) ends
