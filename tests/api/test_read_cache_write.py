@@ -4,6 +4,7 @@ cache, and the list shows the new gang. Through the whole ASGI application, as a
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -90,3 +91,48 @@ async def test_a_refused_write_recomputes_nothing(listening, alice, monkeypatch)
     monkeypatch.setattr(type(django_asgi_app), "_recompute", lambda *a: computed.append(a))
     status, _, body = await call("POST", LIST, key, {"namespace": "ml"})
     assert status == 400 and computed == []
+
+
+async def test_reads_from_memory_wait_while_writes_queue_for_a_slot(listening, alice, monkeypatch):
+    """Writes first: while a submission waits for one of the process's write slots, an answer
+    from memory pauses; with no write waiting it does not."""
+    from gangsched import asgi
+
+    pauses: list[float] = []
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+
+    monkeypatch.setattr(asgi, "_pause", pause)
+    key = await token_of(alice)
+    await cached_list(key)
+    assert pauses == []  # nothing queued: answered at once
+    slots = django_asgi_app._slots(reading=False)
+    for _ in range(django_asgi_app.MAX_WRITING):
+        await slots.acquire()  # every write slot taken
+    body = json.dumps(submission("queued")).encode()
+    submitting = HttpCommunicator(
+        application,
+        "POST",
+        LIST,
+        body=body,
+        headers=[
+            (b"host", b"127.0.0.1:8000"),
+            (b"authorization", f"Token {key}".encode()),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    )
+    answered = asyncio.create_task(submitting.get_response(timeout=10))
+    try:
+        while django_asgi_app._writes_waiting == 0:
+            await asyncio.sleep(0)
+        status, how, _ = await call("GET", LIST, key)
+        assert (status, how) == (200, "hit")
+        assert pauses == [django_asgi_app.WRITE_PRIORITY_PAUSE_S]
+    finally:
+        for _ in range(django_asgi_app.MAX_WRITING):
+            slots.release()
+    response = await answered
+    assert response["status"] == 201, response["body"]
+    assert django_asgi_app._writes_waiting == 0
