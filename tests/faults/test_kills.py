@@ -114,12 +114,20 @@ def test_fifty_kills_mid_cycle_leave_no_partial_gang_and_no_pod_bound_twice(work
         nodes.release()
         assert_invariants()
         wait_for(lambda gang=gang: recovered(gang), timeout=60, interval=0.2, what="the journal's recovery")
+        wait_for(no_cycle, timeout=60, interval=0.1, what="the recovering cycle to end")
         assert_invariants(idle=True)
     FIGURES.update(kills=next(kills), seconds=time.monotonic() - started)
     assert FIGURES["kills"] >= 3 * ROUNDS
     bound_rows = BindJournal.objects.filter(state=BindState.BOUND)
     assert bound_rows.count() == Member.objects.filter(node__isnull=False).count() == 2 * ROUNDS
     assert bound_rows.values("member").distinct().count() == 2 * ROUNDS
+
+
+def no_cycle() -> bool:
+    """Nobody holds the lease: the cycle that finished the binds has ended too. One still running
+    when the next round locks the nodes would wait on their lock, holding (and renewing) the
+    lease, and no cycle could reach the gang's lock that round waits for."""
+    return not SchedulerLease.objects.filter(name="scheduler").exclude(holder="").exists()
 
 
 def recovered(gang) -> bool:
