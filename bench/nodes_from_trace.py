@@ -8,7 +8,7 @@ Reads a CSV with ``sn`` (the node's name), ``cpu_milli``, ``memory_mib``, ``gpu`
 ``model`` (GPU model) columns, as Alibaba's cluster-trace-gpu-v2023 ``openb_node_list`` has.
 Each node gets ``status.allocatable`` (cpu, memory, ``nvidia.com/gpu`` when it has GPUs, 110
 pods) and the label ``gpu-model`` (nodes without GPUs: none), so node selectors can target a
-model, and the topology labels of ``scheduler_core/simulation/rack_labels.py`` (issue 20): in list order, 8
+model, and the topology labels of ``scheduler_core/simulation/rack_labels.py``: in list order, 8
 nodes a rack (``topology.gangsched.io/rack: rack-0000``, ...) and 4 racks a block
 (``topology.gangsched.io/block: block-000``, ...), plus ``kubernetes.io/hostname``, the levels a
 Kueue/KAI ``Topology`` names (``--limit`` keeps the first nodes' racks as they are).

@@ -24,7 +24,7 @@ What runs (nothing asserts; the script prints a table and writes JSON):
 * each page rendered ``--repeat`` times with Django's test client, logged in as an operator
   (sees every gang), after one warm-up render: wall time per render (p50, p95, max, ms) and the
   number of SQL queries. A few pages are also rendered as a submitter (sees her own gangs).
-* ``--topology`` (issue 20): the nodes get block and rack labels (8 nodes a rack, 64 a block,
+* ``--topology``: the nodes get block and rack labels (8 nodes a rack, 64 a block,
   ``topology.gangsched.io/block``, ``/rack``, ``kubernetes.io/hostname``) and a Topology of those
   three levels, so the Nodes page draws its heat map; one rack's filtered Nodes page is rendered
   too. ``--only TEXT`` renders only the pages whose URL contains TEXT (``--only /nodes/``).

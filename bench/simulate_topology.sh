@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trace replay with topology (issue 20, point 5): gangsched (today's placement: gangs land
+# Trace replay with topology: gangsched (today's placement: gangs land
 # wherever there is room) against gangsched-topology (every gang that may span nodes kept inside
 # one rack, else one block; topology_rule.py), on the same jobs in one run, on Alibaba's openb GPU
 # node list (1,213 nodes, 6,212 GPUs of six models) with racks and blocks by the rule of

@@ -1,4 +1,4 @@
-"""The admin of the cluster's topology (issue 20): Topology and Volcano's HyperNodes, read-only.
+"""The admin of the cluster's topology: Topology and Volcano's HyperNodes, read-only.
 
 Topologies are declared by manifests (``manage.py apply -f``, the API's manifest endpoint), so
 that ``services/topology.py`` checks every change against the whole set (duplicate levels, a
