@@ -13,10 +13,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 
-from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor
 from scheduler_core.services import queues as service
+from scheduler_core.specs.queues import FlavorSpec, LocalQueueSpec
 
 #: The form fields a spec's first key stands for.
 _FORM_FIELDS = {"name", "parent", "guarantee", "max", "lending_limit", "weight", "cohort"}

@@ -184,7 +184,8 @@ TOP_LEVEL_MODULES = {"__init__.py", "apps.py", "events.py", "tasks.py", "validat
 
 #: Package -> the scheduler_core packages and modules it must never import (each package's
 #: ``__init__`` says what it may import). The folders are the layers: db under models, reads
-#: and snapshot over them, services over those, cluster beside services.
+#: and snapshot over them, services over those, cluster beside services; specs (what the
+#: declarations parse into and the services apply) under both.
 NEVER_IMPORTS = {
     "scheduler_core.engine": {"scheduler_core"},
     "scheduler_core.db": {"scheduler_core"},
@@ -204,6 +205,8 @@ NEVER_IMPORTS = {
         "scheduler_core.declarations",
         "scheduler_core.tasks",
     },
+    "scheduler_core.specs": {"scheduler_core"},
+    "scheduler_core.services": {"scheduler_core.declarations", "scheduler_core.management"},
     "scheduler_core.snapshot": {
         "scheduler_core.services",
         "scheduler_core.cluster",
@@ -217,6 +220,7 @@ ALLOWED_IMPORTS = {
     "scheduler_core.engine": {"scheduler_core.engine"},
     "scheduler_core.db": {"scheduler_core.db"},
     "scheduler_core.worker": {"scheduler_core.worker"},
+    "scheduler_core.specs": {"scheduler_core.specs"},
 }
 
 

@@ -22,12 +22,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from scheduler_core.declarations.cluster import QUEUE_PERMISSION
-from scheduler_core.declarations.queue_spec import QueueSpec
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
 from scheduler_core.models import Queue
 from scheduler_core.reads.queue_figures import QueueFigures
 from scheduler_core.services import queues as service
+from scheduler_core.specs.queues import QueueSpec
 
 from .exceptions import ERRORS
 from .fields import ResourceMapField, StrictBooleanField, StrictNumberField, SubdomainNameField

@@ -1,7 +1,7 @@
 """Queue manifests as cluster objects on ``Loaded.objects``, and the checks their readers share.
 
 Each format module (``queues_volcano.py``, ``queues_kueue.py``, ``queues_kai.py``,
-``queues_yunikorn.py``) reads its manifests into the specs of ``queue_spec.py`` and wraps each in
+``queues_yunikorn.py``) reads its manifests into the specs of ``specs/queues.py`` and wraps each in
 one of the objects below: ``object_name`` (kubectl's ``queue.scheduling.volcano.sh/ml``),
 ``write()`` and ``delete()``, which call ``services/queues.py``. Nothing is written when a
 manifest is loaded, so a refused apply writes nothing; ``apply.py`` checks every queue spec of one
@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler_core.specs.queues import FlavorSpec, LocalQueueSpec, QueueSpec
+
 from . import validate as v
 from .documents import Manifest
-from .queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
 
 
 def keys_check(value: dict, field: str, known: dict[str, str]) -> None:

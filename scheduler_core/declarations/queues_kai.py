@@ -25,10 +25,11 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from scheduler_core.specs.queues import QueueSpec
+
 from . import validate as v
 from .documents import Manifest
 from .queue_objects import QueueObject, cluster_meta, keys_check, spec_of
-from .queue_spec import QueueSpec
 from .spec import Loaded
 
 API_VERSION = "scheduling.run.ai/v2"

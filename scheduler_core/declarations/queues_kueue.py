@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler_core.specs.queues import FlavorSpec, LocalQueueSpec, QueueSpec
+
 from . import validate as v
 from .documents import Manifest
 from .queue_objects import (
@@ -39,7 +41,6 @@ from .queue_objects import (
     quantity,
     spec_of,
 )
-from .queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
 from .spec import Loaded
 
 GROUP = "kueue.x-k8s.io"

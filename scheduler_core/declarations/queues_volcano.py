@@ -25,10 +25,11 @@ than ``state`` are what Volcano observed and are not read.
 
 from __future__ import annotations
 
+from scheduler_core.specs.queues import QueueSpec
+
 from . import validate as v
 from .documents import Manifest
 from .queue_objects import QueueObject, boolean, cluster_meta, keys_check, spec_of
-from .queue_spec import QueueSpec
 from .spec import Loaded
 
 API_VERSION = "scheduling.volcano.sh/v1beta1"

@@ -31,10 +31,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from scheduler_core.specs.queues import QueueSpec
+
 from . import validate as v
 from .documents import Manifest
 from .queue_objects import QueueTreeObject, keys_check
-from .queue_spec import QueueSpec
 from .spec import Loaded
 from .yaml_stream import yaml_load
 

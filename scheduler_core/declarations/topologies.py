@@ -25,13 +25,13 @@ import re
 from typing import Any
 
 from scheduler_core.reads.topology_domains import HYPERNODE_LABEL, label_key_valid
+from scheduler_core.specs.topology import HyperNodeSpec, TopologySpec
 
 from . import validate as v
 from .documents import Manifest
 from .queue_objects import cluster_meta, keys_check, spec_of
 from .spec import Loaded
 from .topology_objects import HyperNodeObject, TopologyObject
-from .topology_spec import HyperNodeSpec, TopologySpec
 
 KUEUE_GROUP, KAI_GROUP, VOLCANO_GROUP = "kueue.x-k8s.io", "kai.scheduler", "topology.volcano.sh"
 KUEUE_VERSIONS = tuple(f"{KUEUE_GROUP}/{version}" for version in ("v1alpha1", "v1beta1", "v1beta2"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .topology_spec import HyperNodeSpec, TopologySpec
+from scheduler_core.specs.topology import HyperNodeSpec, TopologySpec
 
 
 @dataclass

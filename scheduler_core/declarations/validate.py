@@ -28,6 +28,7 @@ from django.conf import settings
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.engine.quantity import QuantityError, canonical_amount
 from scheduler_core.models import RestartPolicy
+from scheduler_core.specs.errors import DeclarationError, join
 from scheduler_core.validators import INT64_MAX, INT64_MIN
 
 MAX_MANIFEST_BYTES = 1024 * 1024
@@ -45,24 +46,8 @@ _DURATION_PART = re.compile(r"([0-9]{1,12}(?:\.[0-9]{1,9})?)(ns|us|µs|ms|s|m|h)
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
-class DeclarationError(ValueError):
-    """A manifest gangsched refuses: ``field`` is the path of the offending value, ``reason`` why."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        self.field = field
-        self.reason = reason
-        super().__init__(f"{field}: {reason}" if field else reason)
-
-
 def limit(name: str, default: int) -> int:
     return getattr(settings, name, default)
-
-
-def join(path: str, *keys: str | int) -> str:
-    """``join("items[2]", "metadata", "name")`` -> ``items[2].metadata.name``; ints index."""
-    for key in keys:
-        path = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key
-    return path
 
 
 def kind_of(value: Any) -> str:

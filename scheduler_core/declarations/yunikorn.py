@@ -27,18 +27,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scheduler_core.specs.yunikorn import PREFIX, SOURCE
+
 from . import node_constraints
 from . import validate as v
 from .pod_queues import yunikorn_queue
 from .spec import GangRef, GangSpec
 
-PREFIX = "yunikorn.apache.org/"
 TASK_GROUP_NAME, TASK_GROUPS = PREFIX + "task-group-name", PREFIX + "task-groups"
 POLICY = PREFIX + "schedulingPolicyParameters"
 APP_LABELS = ("applicationId", PREFIX + "app-id")
 DEFAULT_WAIT_SECONDS = 900.0
 DEFAULT_STYLE = "Soft"
-SOURCE = "yunikorn"
 
 
 def pod_gang(

@@ -20,17 +20,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 from scheduler_core.models import Gang
+from scheduler_core.specs.yunikorn import PLACEHOLDER, SOURCE
 
 from . import validate as v
 from .spec import GangRef, GangSpec, PodSpec
-from .yunikorn import PREFIX, SOURCE, TASK_GROUP_NAME
-
-#: YuniKorn's own annotation on its placeholder pods; gangsched marks its placeholders the same way.
-PLACEHOLDER = PREFIX + "placeholder"
-
-
-def is_placeholder(annotations: dict[str, str]) -> bool:
-    return annotations.get(PLACEHOLDER) == "true"
+from .yunikorn import TASK_GROUP_NAME
 
 
 def applications_plan(

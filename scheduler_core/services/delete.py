@@ -43,7 +43,8 @@ class NotFound(ValueError):
 
 
 def _wake() -> None:
-    from scheduler_core.tasks import cycle_trigger  # tasks imports Celery
+    # Up a layer on purpose, as in submit.py: cycle_trigger sits beside the Celery task it queues.
+    from scheduler_core.tasks import cycle_trigger
 
     transaction.on_commit(cycle_trigger)
 

@@ -10,10 +10,8 @@ import operator
 from django.db import transaction
 from django.db.models import Q
 
-# Up a layer on purpose: the declarations' specs and DeclarationError are what the write
-# services take and raise (a 400 naming the field), whichever door a change came through.
-from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.models import Gang, GangGroup
+from scheduler_core.specs.errors import DeclarationError
 
 from .tenancy import Actor
 

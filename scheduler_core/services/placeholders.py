@@ -39,11 +39,6 @@ from django.utils import timezone
 
 from scheduler_core.cluster import ClusterError
 from scheduler_core.cluster.base import BindOutcome, BindRequest, ClusterBackend
-
-# Up a layer on purpose: which pods are YuniKorn placeholders is the format's rule
-# (declarations/yunikorn_apps.py), one place for the services, the mirror and the backend.
-from scheduler_core.declarations.yunikorn import SOURCE
-from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER, is_placeholder
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.filters import NodeFilter
 from scheduler_core.engine.model import GangPhase, TimeoutStyle
@@ -51,6 +46,7 @@ from scheduler_core.models import Gang, GangEventKind, Member, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services.history import events_record_many
 from scheduler_core.snapshot.build import DONE_PHASES, member_to_engine, node_to_engine
+from scheduler_core.specs.yunikorn import PLACEHOLDER, SOURCE, is_placeholder
 
 logger = logging.getLogger(__name__)
 

@@ -18,12 +18,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Q
 
-# Up a layer on purpose: the declarations' specs and DeclarationError are what the write
-# services take and raise (a 400 naming the field), whichever door a change came through.
-from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import LocalQueue, Queue, QueueAccess
 from scheduler_core.reads.queue_figures import QueueFigures
+from scheduler_core.specs.errors import DeclarationError
 
 from .tenancy import CHANGE_ALL, Actor
 

@@ -24,12 +24,10 @@ from typing import Any
 
 from django.db.models import Q
 
-# Up a layer on purpose: the declarations' specs and DeclarationError are what the write
-# services take and raise (a 400 naming the field), whichever door a change came through.
-from scheduler_core.declarations.queue_spec import QueueSpec
-from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, LocalQueue, Member, Queue
+from scheduler_core.specs.errors import DeclarationError, join
+from scheduler_core.specs.queues import QueueSpec
 
 #: 2^56 canonical units per resource and queue: 64 PiB of memory, far beyond any cluster, and a
 #: thousand such amounts still add up within int64.

@@ -23,11 +23,9 @@ import contextlib
 
 from django.db import transaction
 
-# Up a layer on purpose: the declarations' specs and DeclarationError are what the write
-# services take and raise (a 400 naming the field), whichever door a change came through.
-from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec, QueueSpec
-from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.models import LocalQueue, Queue, ResourceFlavor, Topology
+from scheduler_core.specs.errors import DeclarationError, join
+from scheduler_core.specs.queues import FlavorSpec, LocalQueueSpec, QueueSpec
 
 from .queue_access import queue_allows, queue_require
 from .queue_checks import local_queue_active, queue_active, queues_check, spec_of
@@ -196,7 +194,8 @@ def queue_open(name: str) -> str:
 
 def _wake() -> None:
     def trigger() -> None:
-        from scheduler_core.tasks import cycle_trigger  # Celery: keep this module light
+        # Up a layer on purpose, as in submit.py: cycle_trigger sits beside the Celery task it queues.
+        from scheduler_core.tasks import cycle_trigger
 
         with contextlib.suppress(Exception):  # committed; the periodic cycle picks it up
             cycle_trigger()

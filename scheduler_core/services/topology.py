@@ -24,10 +24,6 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-# Up a layer on purpose: the declarations' specs and DeclarationError are what the write
-# services take and raise (a 400 naming the field), whichever door a change came through.
-from scheduler_core.declarations.topology_spec import HyperNodeSpec, TopologySpec
-from scheduler_core.declarations.validate import DeclarationError, join
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import Gang, HyperNode, ResourceFlavor, Topology
 from scheduler_core.reads.topology_domains import (
@@ -35,6 +31,8 @@ from scheduler_core.reads.topology_domains import (
     hypernode_levels,
     selected_names,
 )
+from scheduler_core.specs.errors import DeclarationError, join
+from scheduler_core.specs.topology import HyperNodeSpec, TopologySpec
 
 CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
 _HOSTNAME = "kubernetes.io/hostname"

@@ -97,6 +97,15 @@ class Blocker:
             [member_id],
         )
 
+    def hold_lease(self) -> bool:
+        """Lock the scheduler lease's row, so that no cycle can take the lease (a taker waits for
+        this lock) until ``release()``; True if nobody held the lease, False if a cycle runs (then
+        the caller releases and tries again)."""
+        row = self.connection.execute(
+            f"SELECT holder FROM {SchedulerLease._meta.db_table} WHERE name = 'scheduler' FOR UPDATE"
+        ).fetchone()
+        return row is None or row[0] == ""
+
     def waiting(self) -> int:
         """How many other sessions wait for one of this session's locks."""
         return len(self.waiters())

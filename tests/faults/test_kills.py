@@ -22,6 +22,11 @@ cycle left is therefore checked by its epoch. The nodes stay locked from the fir
 round to the third, so no cycle completes a bind in between. After every kill the invariants
 hold; after every round a later cycle has recovered the killed one's binds (the journal is
 empty, the gang bound whole); at the end every pod was bound exactly once.
+
+A round is set up with the lease's row locked by the test, once no cycle holds the lease: the
+cycles the test asked for are still queued, and one that started between the new gang's insert
+and the test's locks would bind it, or wait on the nodes holding the lease, and no cycle would
+ever stop where the round expects.
 """
 
 import itertools
@@ -59,8 +64,8 @@ def worker():
 
 @pytest.fixture
 def blockers():
-    """Two sessions: one holds the nodes, one a gang's row."""
-    held = Blocker(), Blocker()
+    """Three sessions: one holds the nodes, one a gang's row, one the lease while a round is set up."""
+    held = Blocker(), Blocker(), Blocker()
     yield held
     for blocker in held:
         blocker.close()
@@ -94,15 +99,17 @@ def kill(worker: Worker, blocker: Blocker, kills) -> int:
 
 @pytest.mark.timeout(200 + 15 * ROUNDS)
 def test_fifty_kills_mid_cycle_leave_no_partial_gang_and_no_pod_bound_twice(worker, blockers):
-    nodes, pender = blockers
+    nodes, pender, gate = blockers
     make_nodes(ROUNDS // 4 + 1, cpu=8)  # room for every gang (2 pods of 1 CPU, 1Gi; 16Gi a node)
     kills = itertools.count()
     started = time.monotonic()
     for round_ in range(ROUNDS):
+        wait_for(lambda: gate.hold_lease() or gate.release(), timeout=60, interval=0.1, what="no cycle")
         gang = make_gang(f"team/g{round_}", 2, cpu=1)
         # The nodes stay locked until the third kill: no cycle completes a bind in between.
         nodes.lock_nodes()
         pender.pend(gang.members.order_by("name").first().pk)
+        gate.release()
         deciding = kill(worker, pender, kills)  # deciding
         pender.release()
         assert not BindJournal.objects.filter(gang=gang, epoch=deciding).exists()

@@ -19,8 +19,8 @@ import pytest
 from scheduler_core.cluster.base import BindOutcome, BindRequest
 from scheduler_core.cluster.kube.convert import PLACEHOLDER_LABEL
 from scheduler_core.declarations.yunikorn import TASK_GROUP_NAME
-from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER
 from scheduler_core.models import Gang, Member, Node
+from scheduler_core.specs.yunikorn import PLACEHOLDER
 from tests.cast import yunikorn_pod
 from tests.kube.cluster import bound_nodes, node, pod, wait_until
 

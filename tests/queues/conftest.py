@@ -2,7 +2,7 @@
 
 import pytest
 
-from scheduler_core.declarations.queue_spec import QueueSpec
+from scheduler_core.specs.queues import QueueSpec
 
 
 def spec(name, parent=None, field="items[0]", **fields) -> QueueSpec:

@@ -13,10 +13,10 @@ Cases re-expressed from the peers' validation (no code copied):
 
 import pytest
 
-from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.models import Gang, LocalQueue, Member, Queue, ResourceFlavor
 from scheduler_core.services import queues as q
+from scheduler_core.specs.queues import FlavorSpec, LocalQueueSpec
 
 from .conftest import spec
 

@@ -12,4 +12,3 @@ def _fast_password_hashing(settings):
     """The matrices create four users per test: PBKDF2's deliberate slowness (about 0.3 s a
     password here) would be most of the run. Autouse, so it applies before the users exist."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-

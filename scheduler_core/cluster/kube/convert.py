@@ -11,10 +11,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-# Up a layer on purpose: which pods are YuniKorn placeholders is the format's rule
-# (declarations/yunikorn_apps.py), one place for the services, the mirror and the backend.
-from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER as YUNIKORN_PLACEHOLDER
 from scheduler_core.engine.quantity import QuantityError, parse_resources
+from scheduler_core.specs.yunikorn import PLACEHOLDER as YUNIKORN_PLACEHOLDER
 
 #: Labels of the placeholder pods that hold reserved capacity (see ``placeholder_manifest``).
 PLACEHOLDER_LABEL = "gangsched.io/placeholder"

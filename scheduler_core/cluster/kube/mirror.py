@@ -30,12 +30,12 @@ from django.utils.dateparse import parse_datetime
 # are theirs: watched objects become writes through the declarations and the services. It
 # stays in cluster/kube/ beside the watch and client it runs on.
 from scheduler_core.declarations.apply import manifests_apply
-from scheduler_core.declarations.validate import DeclarationError
-from scheduler_core.declarations.yunikorn_apps import is_placeholder
 from scheduler_core.models import Gang, Member, MemberPhase, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services import delete, lifecycle, nodes
 from scheduler_core.services.tenancy import Actor
+from scheduler_core.specs.errors import DeclarationError
+from scheduler_core.specs.yunikorn import is_placeholder
 
 from . import convert, placeholder_pods
 

@@ -27,13 +27,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from scheduler_core.cluster.base import BindRequest
-
-# Up two layers on purpose: placeholder pods are created and removed as the services decide,
-# and a placeholder pod that ends refreshes its gang through them (services/lifecycle.py).
-from scheduler_core.declarations.yunikorn_apps import PLACEHOLDER, is_placeholder
 from scheduler_core.models import Member, MemberPhase
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+
+# Up a layer on purpose: placeholder pods are created and removed as the services decide,
+# and a placeholder pod that ends refreshes its gang through them (services/lifecycle.py).
 from scheduler_core.services import lifecycle
+from scheduler_core.specs.yunikorn import PLACEHOLDER, is_placeholder
 
 from . import convert
 

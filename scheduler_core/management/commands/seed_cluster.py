@@ -25,10 +25,10 @@ from a real cluster's node list.
 from django.core.management.base import BaseCommand, CommandError
 
 from scheduler_core.declarations import DeclarationError, documents_parse, manifests_apply
-from scheduler_core.declarations.topology_spec import TopologySpec
 from scheduler_core.models import Node, Topology
 from scheduler_core.services.nodes import node_add
 from scheduler_core.services.topology import topologies_put
+from scheduler_core.specs.topology import TopologySpec
 
 from .apply import manifest_files
 

@@ -3,7 +3,7 @@ specs docs/queues.md's tables say (amounts as the engine's integers)."""
 
 import pytest
 
-from scheduler_core.declarations.queue_spec import FlavorSpec, LocalQueueSpec
+from scheduler_core.specs.queues import FlavorSpec, LocalQueueSpec
 
 from .helpers import GIB, flavors, load_example, load_text, local_queues, specs_by_name
 
