@@ -48,9 +48,7 @@ def get_backend(name: str | None = None) -> ClusterBackend:
             raise ImproperlyConfigured(f"unknown cluster backend {name!r}; use one of: {', '.join(BACKENDS)}")
         path = BACKENDS[name][1]
         if path is None:
-            raise ImproperlyConfigured(
-                f"the {name} backend arrives with issue 6; use CLUSTER_BACKEND=simulated for now"
-            )
+            raise ImproperlyConfigured(f"the {name} backend is not available; use CLUSTER_BACKEND=simulated")
         backend = _instances[name] = import_string(path)()
     return backend
 

@@ -46,7 +46,7 @@ PRIORITY_GROUP = "scheduling.k8s.io"
 PRIORITY_API_VERSION = f"{PRIORITY_GROUP}/v1"
 #: The permission to create, change and delete queues (the operators group has it).
 QUEUE_PERMISSION = "scheduler_core.change_queue"
-#: The permission to create, change and delete topologies and HyperNodes (issue 20).
+#: The permission to create, change and delete topologies and HyperNodes.
 TOPOLOGY_PERMISSION = "scheduler_core.change_topology"
 
 
@@ -221,7 +221,7 @@ def load_priority_class(manifest: Manifest, readers=()) -> Loaded:
 OPERATOR_KINDS = {
     ("", "Node"): "scheduler_core.change_node",
     (PRIORITY_GROUP, "PriorityClass"): "scheduler_core.change_priorityclass",
-    # Queues (issue 19) in every format gangsched reads: only operators create them. YuniKorn's
+    # Queues in every format gangsched reads: only operators create them. YuniKorn's
     # are in the yunikorn-configs ConfigMap, the only ConfigMap gangsched reads.
     ("scheduling.volcano.sh", "Queue"): QUEUE_PERMISSION,
     ("scheduling.run.ai", "Queue"): QUEUE_PERMISSION,
@@ -230,7 +230,7 @@ OPERATOR_KINDS = {
     ("kueue.x-k8s.io", "LocalQueue"): QUEUE_PERMISSION,
     ("kueue.x-k8s.io", "ResourceFlavor"): QUEUE_PERMISSION,
     ("", "ConfigMap"): QUEUE_PERMISSION,
-    # Topology (issue 20): the cluster's network, the operators' to declare.
+    # Topology: the cluster's network, the operators' to declare.
     ("kueue.x-k8s.io", "Topology"): TOPOLOGY_PERMISSION,
     ("kai.scheduler", "Topology"): TOPOLOGY_PERMISSION,
     ("topology.volcano.sh", "HyperNode"): TOPOLOGY_PERMISSION,

@@ -1,4 +1,4 @@
-"""A gang's topology constraint across the objects of one apply (issue 20), for ``apply.py``.
+"""A gang's topology constraint across the objects of one apply, for ``apply.py``.
 
 The constraint may be declared by the gang's object (a Volcano PodGroup's ``networkTopology``, a
 PodGroup's KAI annotations) or by its pods (Kueue's pod-set annotations, KAI's on a pod or its

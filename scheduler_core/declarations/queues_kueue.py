@@ -323,7 +323,7 @@ def load_flavor(manifest: Manifest, readers=()) -> Loaded:
         declaration=manifest.obj,
     )
     if spec.get("topologyName") is not None:
-        # Kueue's TAS flavor: its nodes are placed by that Topology, which must exist (issue 20).
+        # Kueue's TAS flavor: its nodes are placed by that Topology, which must exist.
         flavor.topology_name = v.dns_subdomain(spec["topologyName"], v.join(field, "topologyName"))
         flavor.topology_field = v.join(field, "topologyName")
         if not flavor.node_labels:

@@ -67,7 +67,7 @@ OBJECTS: dict[tuple[str, str], Load] = {
     (pod_fields.V1ALPHA2, "Workload"): upstream.load_workload,
     (pod_fields.V1ALPHA2, "PodGroup"): upstream.load_podgroup,
     ("gangsched.io/v1", "GangJob"): gangjob.load,
-    # Queues (issue 19): operators' objects (cluster.OPERATOR_KINDS), read into queue_spec.py.
+    # Queues: operators' objects (cluster.OPERATOR_KINDS), read into queue_spec.py.
     (queues_volcano.API_VERSION, "Queue"): queues_volcano.load_queue,
     (queues_kai.API_VERSION, "Queue"): queues_kai.load_queue,
     **{(version, "ClusterQueue"): queues_kueue.load_cluster_queue for version in queues_kueue.VERSIONS},
@@ -75,7 +75,7 @@ OBJECTS: dict[tuple[str, str], Load] = {
     **{(version, "LocalQueue"): queues_kueue.load_local_queue for version in queues_kueue.VERSIONS},
     **{(version, "ResourceFlavor"): queues_kueue.load_flavor for version in queues_kueue.VERSIONS},
     ("v1", "ConfigMap"): queues_yunikorn.load_config_map,  # only yunikorn-configs
-    # Topology (issue 20): operators' objects too, read into topology_objects.py.
+    # Topology: operators' objects too, read into topology_objects.py.
     **{(version, "Topology"): topologies.load_kueue_topology for version in topologies.KUEUE_VERSIONS},
     (topologies.KAI_VERSION, "Topology"): topologies.load_kai_topology,
     (topologies.VOLCANO_VERSION, "HyperNode"): topologies.load_hypernode,

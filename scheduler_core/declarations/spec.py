@@ -52,7 +52,7 @@ class GangSpec:
     member_affinity: list[dict[str, Any]] = field(default_factory=list)
     # The application it belongs to, where the format names one (YuniKorn's applicationId).
     application: str = ""
-    # Topology (issue 20): level keys of the gang's constraint ("" none) and the Topology they
+    # Topology: level keys of the gang's constraint ("" none) and the Topology they
     # belong to; ``topology_field`` names the keys that declared them (``topology_keys.py``).
     topology_required: str = ""
     topology_preferred: str = ""

@@ -1,4 +1,4 @@
-"""Topology objects (issue 20): Kueue's and KAI-Scheduler's ``Topology``, Volcano's ``HyperNode``.
+"""Topology objects: Kueue's and KAI-Scheduler's ``Topology``, Volcano's ``HyperNode``.
 
 Keys as each project defines them:
 

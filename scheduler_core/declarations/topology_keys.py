@@ -1,4 +1,4 @@
-"""A gang's topology constraint (issue 20), from each format's own keys, unmodified.
+"""A gang's topology constraint, from each format's own keys, unmodified.
 
 | format | key | becomes |
 |---|---|---|

@@ -1,4 +1,4 @@
-"""Topology manifests (issue 20) as cluster objects on ``Loaded.objects``, written all at once.
+"""Topology manifests as cluster objects on ``Loaded.objects``, written all at once.
 
 ``topologies.py`` reads Kueue's and KAI-Scheduler's ``Topology`` into ``TopologySpec`` and
 Volcano's ``HyperNode`` into ``HyperNodeSpec``; each is wrapped in an object below with

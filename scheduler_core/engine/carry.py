@@ -1,5 +1,5 @@
 """What one cycle's cluster state leaves to the next, so that ``open`` applies changes instead of
-rebuilding every running pod's request row (issue 21).
+rebuilding every running pod's request row.
 
 The worker keeps one ``Carry`` and passes it to every ``run_cycle``. Snapshots share objects
 between cycles: ``apply_result`` keeps every pod it does not change, and the service's snapshot

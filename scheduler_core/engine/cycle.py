@@ -8,7 +8,7 @@ The actions run in a fixed order, each a small module that reads like the policy
    creation, key).
 4. ``deadlock``: break hold-and-wait cycles between gangs with partial reservations.
 5. ``allocate``: place units all-or-nothing, with preemption for the first blocked unit and
-   EASY backfilling behind it. With queues (issue 19): units come queue by queue, the one
+   EASY backfilling behind it. With queues: units come queue by queue, the one
    furthest below its fair share first (``queue_order.py``), within each queue's headroom
    (``ledger.py``), and a unit of a queue below its fair share may reclaim from queues over
    theirs (``actions/reclaim.py``).

@@ -43,7 +43,7 @@ class Release:
 class Evict:
     """Stop a running pod to make room for a higher-priority unit: an elastic member above its
     gang's min_member, a member of a gang preempted whole (with a PREEMPTED transition), or a
-    lone pod; ``reason`` names the preemptor and why this pod was taken. Reclaim (issue 19)
+    lone pod; ``reason`` names the preemptor and why this pod was taken. Reclaim
     evicts the same way, with a reason naming the queue the room goes to, and that queue's name
     in ``reclaimed_by`` (None for a preemption)."""
 
@@ -82,13 +82,13 @@ class Reason(str, enum.Enum):
     TIMED_OUT = "TimedOut"
     RESERVING = "Reserving"
     PREEMPTING = "Preempting"
-    # Queues (issue 19): what the gang's queue, not the nodes, holds it back by.
+    # Queues: what the gang's queue, not the nodes, holds it back by.
     QUEUE_UNKNOWN = "QueueUnknown"  # names a queue the tree does not have, or an inner queue
     QUEUE_CLOSED = "QueueClosed"
     QUEUE_MAX = "QueueAtMax"  # a queue on its path is at its max
     QUEUE_BORROW = "QueueCannotBorrow"  # what it would borrow is kept for others' guarantees
     WAITING_FOR_RECLAIM = "WaitingForReclaim"  # reclaim evicted work of queues over their share
-    # Topology (issue 20)
+    # Topology
     TOPOLOGY_UNKNOWN = "TopologyUnknown"  # its constraint names a level no topology has
     NO_DOMAIN_FITS = "NoDomainFits"  # no domain of the required level can hold the whole gang
 

@@ -1,4 +1,4 @@
-"""Fair share of a queue tree: pure functions over plain arrays (issue 19).
+"""Fair share of a queue tree: pure functions over plain arrays.
 
 A *tree* is the snapshot's queues (``model.Queue``) with an implicit root, the whole cluster.
 Amounts are arrays of one row per queue and one column per resource, in the engine's canonical

@@ -1,4 +1,4 @@
-"""What each queue uses, may take and is owed, kept up to date through one cycle (issue 19).
+"""What each queue uses, may take and is owed, kept up to date through one cycle.
 
 Opened by the session only when the snapshot defines queues (``Snapshot.queues`` not empty):
 with no queues the engine never builds one, and every decision is what it was before queues.

@@ -154,7 +154,7 @@ class Pod:
 
 @dataclass(frozen=True, slots=True)
 class Topology:
-    """A cluster's network topology (issue 20): node-label keys, from the widest level to the
+    """A cluster's network topology: node-label keys, from the widest level to the
     narrowest (``("example.com/block", "example.com/rack", "kubernetes.io/hostname")``).
 
     A node's *domain* at a level is the value of that level's label on it (nodes without the
@@ -249,7 +249,7 @@ class GangGroup:
 
 @dataclass(frozen=True, slots=True)
 class Queue:
-    """One queue of the tenant tree (issue 19), as the engine sees it.
+    """One queue of the tenant tree, as the engine sees it.
 
     ``name`` is unique and is what gangs name (``Gang.queue``, ``Pod.queue``); ``parent`` is the
     parent queue's name, None for a top-level queue (the tree's implicit root is the whole
@@ -285,10 +285,10 @@ class Snapshot:
     gangs: tuple[Gang, ...] = ()
     gang_groups: tuple[GangGroup, ...] = ()
     # The queue tree. Empty: no queues were defined, and everything shares the cluster as one
-    # implicit ``default`` queue with no guarantee and no limit (gangsched before issue 19). A
+    # implicit ``default`` queue with no guarantee and no limit (gangsched without queues). A
     # gang or pod naming a queue missing from a non-empty tree waits and says so.
     queues: tuple[Queue, ...] = ()
-    # The cluster's topologies (issue 20); empty: no topology, and a gang's constraint naming a
+    # The cluster's topologies; empty: no topology, and a gang's constraint naming a
     # level no topology has makes the gang wait and say so.
     topologies: tuple[Topology, ...] = ()
 
@@ -304,7 +304,7 @@ DEFAULT_OVERTAKE_LIMIT_S = 3600.0
 
 
 class HeadOfLine(str, enum.Enum):
-    """What the units behind a gang that cannot start may do (the policies of issue 7)."""
+    """What the units behind a gang that cannot start may do (trace replay compares them)."""
 
     RESERVE = "reserve"  # EASY backfilling: they may start only where they never delay the head
     BLOCK = "block"  # strict FIFO: nothing behind the head starts (kube-batch/YuniKorn FIFO)
@@ -342,8 +342,8 @@ class EngineConfig:
     # that time, and reclaiming at once for a share that moves as demand comes and goes evicts
     # more than it gains. Reclaim up to the guarantee never waits.
     reclaim_delay_s: float = DEFAULT_RECLAIM_DELAY_S
-    # Topology-aware placement (issue 20): gangs' TopologyConstraints are honoured. False: they
-    # are ignored and gangs land anywhere (gangsched before issue 20; trace replay compares both).
+    # Topology-aware placement: gangs' TopologyConstraints are honoured. False: they
+    # are ignored and gangs land anywhere (gangsched without topology; trace replay compares both).
     topology: bool = True
 
 

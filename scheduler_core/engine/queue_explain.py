@@ -1,4 +1,4 @@
-"""Words for what a gang's queue holds it back by (issue 19), as an operator reads them.
+"""Words for what a gang's queue holds it back by, as an operator reads them.
 
 Queues are shown by path ("ml/nlp"), amounts as Kubernetes writes them (``format_quantity``);
 every message comes with details a page can render (queue, resource, used, max, ...).

@@ -1,4 +1,4 @@
-"""The order across queues: the queue furthest below its fair share goes next (issue 19).
+"""The order across queues: the queue furthest below its fair share goes next.
 
 Within a queue, units keep today's order (``queue.py``: priority, bounded least-work-first
 rank, creation, key). Across queues, the next unit comes from the queue whose *share ratio*

@@ -48,14 +48,14 @@ class Session:
         # Preemption candidates, built on first use (actions/victims.py): (below, victims).
         self.victims: tuple[int, list] | None = None
         self.terminating_usage = None  # per-node usage of terminating pods, or False: none
-        # Queues (issue 19): None when the snapshot defines none, and then no queue logic runs.
+        # Queues: None when the snapshot defines none, and then no queue logic runs.
         self.queues: Ledger | None = (
             Ledger(snapshot, self.state, self.gangs, config) if snapshot.queues else None
         )
         # Dry runs that ask "would it fit on the nodes" (backfill plans, empty-cluster checks)
         # turn admission off; everything else places within the queues' headroom.
         self.admission = True
-        # Topology (issue 20): each level's domain of every node, built on first use
+        # Topology: each level's domain of every node, built on first use
         # (``topology.py``); None until a gang with a constraint is placed.
         self.domains = None
 

@@ -1,4 +1,4 @@
-"""Topology-aware placement (issue 20): a constrained gang lands inside one domain of a level.
+"""Topology-aware placement: a constrained gang lands inside one domain of a level.
 
 A distributed job runs at the speed of its slowest link, so a gang with a ``TopologyConstraint``
 is placed inside one domain (one rack, one block) of a ``Topology`` level, all-or-nothing as

@@ -1,4 +1,4 @@
-"""Words for topology (issue 20): why a gang with a required level waits, as an operator reads it.
+"""Words for topology: why a gang with a required level waits, as an operator reads it.
 
 "no rack has 32 free nvidia.com/gpu (best: rack r7, 24 free)" says at once what would unblock
 the gang (room in one rack, not room somewhere), which the cluster-wide counts of

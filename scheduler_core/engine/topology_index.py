@@ -1,4 +1,4 @@
-"""The cycle's topology index (issue 20): each level's domain of every node, and constraints
+"""The cycle's topology index: each level's domain of every node, and constraints
 resolved against the snapshot's topologies; ``topology.py`` places gangs with it.
 
 Built once a cycle, on first use: one pass over the nodes per topology gives, per level, an

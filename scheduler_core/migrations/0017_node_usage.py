@@ -1,4 +1,4 @@
-"""Per-node usage kept by the database (issue 21, point 4): the NodeUsage table, three
+"""Per-node usage kept by the database: the NodeUsage table, three
 statement-level triggers on the member table that append what each statement changed, and the
 rows for the pods already bound; and UsageMinute, the same changes summed per minute over the
 cluster, from which the overview rebuilds its last hour.

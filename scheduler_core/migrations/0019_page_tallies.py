@@ -1,4 +1,4 @@
-"""What the pages read instead of every pod and event (issue 21, point 4): QueueUsage, each
+"""What the pages read instead of every pod and event: QueueUsage, each
 queue's bound and waiting requests, kept by the member table's triggers of 0017 (their functions
 now also append the queue rows, in the same statement: no second trigger on the member table)
 and by a row trigger on a gang's queue change; GangEventMinute, the gang events per minute and

@@ -7,9 +7,9 @@
   BindJournal (a decided placement written before the bind is attempted).
 - ``lease``: SchedulerLease, the single-scheduler lease with its fencing epoch.
 - ``priority``: PriorityClass, applied ``scheduling.k8s.io/v1`` priority classes.
-- ``queues``: Queue (the tenant tree), LocalQueue, ResourceFlavor, QueueAccess (issue 19).
+- ``queues``: Queue (the tenant tree), LocalQueue, ResourceFlavor, QueueAccess.
 - ``queue_history``: QueueSample, each queue's figures per minute (charts and metrics).
-- ``topology``: Topology (node-label levels) and Volcano's HyperNode tree (issue 20).
+- ``topology``: Topology (node-label levels) and Volcano's HyperNode tree.
 - ``tallies``: QueueUsage (what each queue's pods request) and GangEventMinute (gang events per
   minute), kept by triggers for the pages.
 

@@ -109,7 +109,7 @@ class Gang(models.Model):
     match_policy = models.CharField(
         max_length=24, choices=MATCH_POLICY_CHOICES, default=MatchPolicy.ONCE_SATISFIED.value
     )
-    # Topology (issue 20, engine TopologyConstraint): node-label keys of a topology level; blank:
+    # Topology (engine TopologyConstraint): node-label keys of a topology level; blank:
     # none. All members in one domain of ``topology_required``; the smallest domain that fits,
     # from ``topology_preferred`` up. ``topology_name`` picks the Topology; blank: any that has it.
     topology_required = models.CharField(max_length=317, blank=True, default="")

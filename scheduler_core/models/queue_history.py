@@ -1,4 +1,4 @@
-"""Each queue's figures over time (issue 19, point 4): what the Queues page charts and the
+"""Each queue's figures over time: what the Queues page charts and the
 ``/metrics`` queue gauges read.
 
 One row per queue per minute: the figures of the last cycle of that minute (``CycleResult.

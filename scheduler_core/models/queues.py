@@ -1,4 +1,4 @@
-"""The queue tree (issue 19): who is promised what share of the cluster.
+"""The queue tree: who is promised what share of the cluster.
 
 ``Queue`` maps one to one onto ``engine.model.Queue`` (its docstring says what each amount
 means); amounts are the engine's canonical integers per resource. Rows are written only by

@@ -1,5 +1,5 @@
-"""Sums the database keeps for the pages, so that they read a few rows, not every pod or event
-(issue 21): QueueUsage (what each queue's pods request, bound and waiting) and GangEventMinute
+"""Sums the database keeps for the pages, so that they read a few rows, not every pod or event:
+QueueUsage (what each queue's pods request, bound and waiting) and GangEventMinute
 (the gang events per minute, the overview's gangs chart).
 
 Like NodeUsage, rows are deltas appended by statement-level triggers (migration 0019) in the

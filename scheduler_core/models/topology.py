@@ -1,4 +1,4 @@
-"""The cluster's network topology (issue 20): which nodes share a block, a rack, an NVLink domain.
+"""The cluster's network topology: which nodes share a block, a rack, an NVLink domain.
 
 ``Topology`` maps one to one onto ``engine.model.Topology``: an ordered list of node-label keys,
 widest level first, as Kueue's and KAI-Scheduler's ``Topology`` objects declare it. Volcano

@@ -1,4 +1,4 @@
-"""What the pages, the API and ``describe`` show of the topology (issue 20): the levels of every
+"""What the pages, the API and ``describe`` show of the topology: the levels of every
 ``Topology``, each node's domain at each of them, each gang member's, and a gang's constraint.
 
 Reads only, in a fixed number of queries (one for the topologies, one for the nodes asked about),

@@ -1,4 +1,4 @@
-"""Which domain of each topology level a node is in (issue 20), for the snapshot and the pages.
+"""Which domain of each topology level a node is in, for the snapshot and the pages.
 
 A level is a node-label key, so a node's domain is usually just its label's value. Volcano's
 HyperNodes name no label: their tree is turned into synthetic labels here, one per tier

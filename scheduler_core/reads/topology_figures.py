@@ -1,4 +1,4 @@
-"""Each topology with its domains and their figures (issue 20), for the API and the CLI.
+"""Each topology with its domains and their figures, for the API and the CLI.
 
 A topology is a Topology row (Kueue's or KAI's) or, when HyperNodes exist, Volcano's
 ``volcano-hypernodes`` (``topology_domains.py``). Per level, each domain (a label value) lists

@@ -204,7 +204,7 @@ def evictions_apply(
     if not result.evictions:
         return
     preempted = {t.gang: t.reason for t in result.transitions if t.kind == TransitionKind.PREEMPTED}
-    # Reclaim (issue 19): the victim's history names the queue the room went to.
+    # Reclaim: the victim's history names the queue the room went to.
     reclaimed = {e.gang: {"reclaimedBy": e.reclaimed_by} for e in result.evictions if e.reclaimed_by}
     taken: dict[tuple[str, str], list[str]] = defaultdict(list)
     for evict in result.evictions:

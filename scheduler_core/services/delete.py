@@ -103,7 +103,7 @@ def pod_delete(*, namespace: str, name: str, by: str = "an operator") -> str:
 
 
 def _removed_record(gang: Gang, names: list[str], by: str) -> None:
-    """Removing pods of a gang changes it: its history says which and who (issue 17)."""
+    """Removing pods of a gang changes it: its history says which and who."""
     event_record(
         gang=gang,
         kind=GangEventKind.CONFIGURED,

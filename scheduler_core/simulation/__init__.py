@@ -1,4 +1,4 @@
-"""Trace replay: the engine run in virtual time on recorded workloads, policy by policy (issue 7).
+"""Trace replay: the engine run in virtual time on recorded workloads, policy by policy.
 
 Plain Python + numpy like the engine (no Django: a test checks it), so the CLI, the Celery task
 and the benchmark share it::

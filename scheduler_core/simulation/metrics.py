@@ -25,7 +25,7 @@ Definitions (docs/trace-replay.md repeats them):
   and the GPU-hours they threw away), and over all queues ``jain_index`` (time-weighted Jain's
   index of usage over fair share), ``reclaim_evictions``, ``reclaim_lost_gpu_hours``,
   ``reclaim_evicted_again``.
-* ``topology`` (issue 20, ``topology_book.py``): for multi-node gangs (members on more than one
+* ``topology`` (``topology_book.py``): for multi-node gangs (members on more than one
   node) and for eligible gangs (those ``gangsched-topology`` constrains), how many started, per
   level (block, rack) the share inside one domain and the average number of domains spanned, and
   their avg and p95 wait; for eligible gangs the same per size (``by_size``, the sizes above).

@@ -46,7 +46,7 @@ class Replay:
     overtake_limit_s: float = 0.0  # the queue order's limit (0: FIFO), from the policy's config
     # With a queue tree: ``QueueBook.summary()`` and each job's queue (``job_queues``); else None.
     queues: dict | None = None
-    # ``TopologyBook.summary()``: where gangs landed, by rack and block (issue 20).
+    # ``TopologyBook.summary()``: where gangs landed, by rack and block.
     topology: dict | None = None
 
 

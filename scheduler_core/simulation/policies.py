@@ -4,14 +4,14 @@ One engine, five configurations: the differences between the systems are exactly
 below, so a difference in the results is a difference in policy, not in implementation quality.
 ``models`` and ``simplifies`` are the policy table of docs/trace-replay.md.
 
-Three more compare queue policies (issue 19) on a trace whose jobs carry tenants (``tenants.py``):
+Three more compare queue policies on a trace whose jobs carry tenants (``tenants.py``):
 gangsched with queues and fair-share reclaim, the same with guarantee-only reclaim (Kueue,
 KAI-Scheduler), and gangsched without queues. They are not in ``DEFAULT_POLICIES``.
 
-One more compares topology-aware placement (issue 20) with today's: ``gangsched-topology`` gives
+One more compares topology-aware placement with today's: ``gangsched-topology`` gives
 every gang that may span nodes a constraint (``topology_rule.py``) and honours it
 (``EngineConfig.topology``), against ``gangsched``, whose gangs carry none and whose engine
-ignores them (``topology=False``: gangsched before issue 20).
+ignores them (``topology=False``: gangsched without topology).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ POLICIES: dict[str, Policy] = {
         Policy(
             "gangsched-queues",
             EngineConfig(),
-            "gangsched with queues (issue 19): fair share top-down, admission by headroom, queues "
+            "gangsched with queues: fair share top-down, admission by headroom, queues "
             "furthest below their fair share first, and reclaim: a queue below its fair share "
             "evicts whole gangs of queues above theirs, never taking one below its own.",
             "The queue tree is --queues (default: four teams, 40/30/20/10%); jobs get tenants by "
@@ -131,13 +131,13 @@ POLICIES: dict[str, Policy] = {
             "no-queues",
             EngineConfig(),
             "gangsched without queues (Snapshot.queues empty): one queue for all tenants, as "
-            "before issue 19; measured per tenant like the queue policies.",
+            "on a cluster with no queue tree; measured per tenant like the queue policies.",
             "The same as gangsched.",
         ),
         Policy(
             "gangsched-topology",
             EngineConfig(topology=True),
-            "gangsched with topology-aware placement (issue 20): every gang that may land on more "
+            "gangsched with topology-aware placement: every gang that may land on more "
             "than one node is kept inside one rack, else one block (preferred, widening level by "
             "level; --topology required: inside the narrowest level that can hold it, or not "
             "placed), the domain chosen to leave the least capacity over.",
@@ -151,9 +151,9 @@ POLICIES: dict[str, Policy] = {
 
 #: What a replay compares when no policy is named: the five systems.
 DEFAULT_POLICIES = ("pod", "coscheduling", "nonstrict", "fifo-gang", "gangsched")
-#: The queue comparison of issue 19 (bench/simulate_queues.sh).
+#: The queue comparison (bench/simulate_queues.sh).
 QUEUE_POLICIES = ("gangsched-queues", "guarantee-reclaim", "no-queues")
-#: The topology comparison of issue 20 (bench/simulate_topology.sh).
+#: The topology comparison (bench/simulate_topology.sh).
 TOPOLOGY_POLICIES = ("gangsched", "gangsched-topology")
 
 

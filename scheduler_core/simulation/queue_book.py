@@ -1,4 +1,4 @@
-"""Per queue, over a replay: what its jobs use and ask for, and how fairly it was served (issue 19).
+"""Per queue, over a replay: what its jobs use and ask for, and how fairly it was served.
 
 Kept for every policy when the replay has a queue tree (``--queues``), also for policies that do
 not schedule by queues (``no-queues``): the same tenants, measured the same way. What a leaf

@@ -1,5 +1,5 @@
 """Rack and block labels for clusters that have none: the replay's clusters and the node lists
-turned into manifests (issue 20).
+turned into manifests.
 
 A trace's node list (Alibaba's ``openb`` list, the ``n32g4`` preset, a ``1000x{...}`` spec) says
 nothing about the network, yet topology-aware placement can only be measured on a cluster with

@@ -1,4 +1,4 @@
-"""Replay's wake-ups for the reclaim delay (issue 19): the service runs a cycle every second, so a
+"""Replay's wake-ups for the reclaim delay: the service runs a cycle every second, so a
 unit's ``reclaim_delay_s`` ends in a cycle about then; the replay runs cycles only at events, so
 it adds one at each pending job's submission + the delay (``EngineConfig.reclaim_delay_s``), for
 queue policies whose reclaim goes beyond the guarantee. Without it a job could wait past its

@@ -1,4 +1,4 @@
-"""Queues in trace replay (issue 19): the queue tree of ``--queues`` and which tenant a job is.
+"""Queues in trace replay: the queue tree of ``--queues`` and which tenant a job is.
 
 The tree is a compact spec, one leaf per comma, each a path from the top with its guarantee as a
 share of the cluster (of every resource it has), and optional ``:weight=W`` (over-quota weight,

@@ -1,4 +1,4 @@
-"""Where each gang landed, by rack and block: the topology figures of a replay (issue 20).
+"""Where each gang landed, by rack and block: the topology figures of a replay.
 
 Kept for every policy, so topology-aware placement is compared with today's on the same jobs.
 When a job starts (``min_workers`` bound together), the book records the nodes its bound pods

@@ -1,4 +1,4 @@
-"""Which replayed gangs get a topology constraint, and which one (issue 20).
+"""Which replayed gangs get a topology constraint, and which one.
 
 A trace says nothing of topology, so the replay gives constraints by one fixed rule, the same
 for every trace:

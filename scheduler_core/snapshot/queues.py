@@ -1,7 +1,7 @@
-"""The queue tree for the engine's Snapshot (issue 19), read in one query.
+"""The queue tree for the engine's Snapshot, read in one query.
 
 No Queue row: an empty tree, and everything shares the cluster as the implicit ``default`` queue
-(gangsched before issue 19). Otherwise every Queue row becomes an ``engine.Queue``, and the queue
+(gangsched without queues). Otherwise every Queue row becomes an ``engine.Queue``, and the queue
 a gang or pod names is resolved: a Kueue LocalQueue of its namespace stands for its ClusterQueue
 (``queue_resolver``), anything else names a queue itself.
 

@@ -1,4 +1,4 @@
-"""The cluster's topologies for the engine's Snapshot (issue 20), read in two queries.
+"""The cluster's topologies for the engine's Snapshot, read in two queries.
 
 ``Snapshot.topologies`` holds one ``engine.Topology`` per Topology row (Kueue's and KAI's, by
 name) plus, when HyperNodes exist, the ``volcano-hypernodes`` topology their tiers make; the

@@ -1,4 +1,4 @@
-"""The normalized form of every queue format (issue 19), before anything is written.
+"""The normalized form of every queue format, before anything is written.
 
 Volcano ``Queue``, Kueue ``Cohort`` / ``ClusterQueue`` / ``LocalQueue`` / ``ResourceFlavor``,
 KAI-Scheduler ``Queue`` and YuniKorn's ``queues.yaml`` (in the ``yunikorn-configs`` ConfigMap) are
@@ -66,6 +66,6 @@ class FlavorSpec:
     field: str
     node_labels: dict[str, str] = field(default_factory=dict)
     declaration: dict[str, Any] = field(default_factory=dict)
-    # Kueue's ``spec.topologyName`` (issue 20): a Topology that must exist; "" none.
+    # Kueue's ``spec.topologyName``: a Topology that must exist; "" none.
     topology_name: str = ""
     topology_field: str = ""

@@ -1,4 +1,4 @@
-"""The normalized form of every topology format (issue 20), before anything is written.
+"""The normalized form of every topology format, before anything is written.
 
 Kueue's and KAI-Scheduler's ``Topology`` become a ``TopologySpec`` (``engine.model.Topology``
 one to one); Volcano's ``HyperNode`` a ``HyperNodeSpec``. ``services/topology.py`` checks them

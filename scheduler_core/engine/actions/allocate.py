@@ -12,7 +12,7 @@
    cannot, it becomes the head, and the units behind it backfill (RESERVE), wait (BLOCK) or
    take whatever fits (NONE), as the configuration says.
 
-With queues (issue 19) the units come in ``queue_order`` and each trial places only what its
+With queues the units come in ``queue_order`` and each trial places only what its
 queue's headroom admits (``ledger.py``). A unit held back by its queue (unknown or closed queue,
 a max, borrowing) is explained and skipped: it never becomes the head, never reserves, and so
 never blocks the units of other queues; held back by borrowing, it may still reclaim.

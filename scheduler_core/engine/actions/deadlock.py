@@ -23,7 +23,7 @@ from .release import release_held
 
 
 def break_deadlocks(session: Session) -> None:
-    """Queue admission (issue 19) is off while deadlocks are looked for: they are about nodes;
+    """Queue admission is off while deadlocks are looked for: they are about nodes;
     the unit that wins is still admitted by its queue when allocate tries it."""
     if not session.config.deadlock_resolution:
         return

@@ -1,4 +1,4 @@
-"""Preemption and reclaim inside one domain (issue 20): victims only where the gang will land.
+"""Preemption and reclaim inside one domain: victims only where the gang will land.
 
 A gang with a topology constraint can use only the room freed inside one domain: victims taken
 elsewhere would be work thrown away for nothing. So for such a unit, preemption and reclaim
@@ -8,7 +8,7 @@ prefix is cheapest wins: the earliest last victim in their order (lowest priorit
 first), then the fewest victims, then the domain probed first; only there does ``find`` run
 (the prefix again, then the victims not needed after all given back, one fit test each).
 Levels are tried narrowest first, as placement tries them; with no required level the whole
-cluster comes last (the search on every victim, as before issue 20).
+cluster comes last (the search on every victim, as without a topology).
 
 Candidate domains are those that could hold the gang were all their victims gone (``fit_counts``
 on free + the victims' usage, summed per domain: an upper bound), the ones with the most room

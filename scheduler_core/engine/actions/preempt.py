@@ -16,7 +16,7 @@
    are reserved (nominated) on the room they leave; they bind in a later cycle, once it is
    free. Members beyond the minimum are not nominated: they wait for free room.
 
-With queues (issue 19) priority preemption stays within the preemptor's queue: victims are
+With queues priority preemption stays within the preemptor's queue: victims are
 its own queue's work (taking another queue's is reclaim, ``reclaim.py``). The search runs on
 the nodes alone; the victims found are kept only if the preemptor then also fits its queue's
 headroom, with the victims' usage given back to the queue.

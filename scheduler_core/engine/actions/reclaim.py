@@ -1,4 +1,4 @@
-"""Reclaim: a queue below its fair share takes room back from queues above theirs (issue 19).
+"""Reclaim: a queue below its fair share takes room back from queues above theirs.
 
 After priority preemption within its own queue (``preempt.py``) has failed, the first unit
 blocked by resources (or by borrowing: what it would borrow is kept for others) may reclaim, by
@@ -173,7 +173,7 @@ def _need(session: Session, unit: Unit) -> np.ndarray:
 
 
 def _eligible(session: Session, queue: int, pool: Iterable[Bundle], need: np.ndarray) -> list[Bundle]:
-    """Bundles in order whose queues stay at or over their fair share once taken (point 3),
+    """Bundles in order whose queues stay at or over their fair share once taken,
     until they free twice what the unit needs (the binary search then takes the fewest)."""
     ledger = session.queues
     tree = ledger.tree

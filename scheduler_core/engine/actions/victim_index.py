@@ -1,4 +1,4 @@
-"""The victims reclaim may choose from, kept once a cycle for every queue (issue 19).
+"""The victims reclaim may choose from, kept once a cycle for every queue.
 
 With 100 queues, a cycle may have twenty units reclaiming, each from most of the queues; building
 their victims for each, or filtering a list of thousands victim by victim in Python, cost a

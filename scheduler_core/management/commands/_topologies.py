@@ -1,5 +1,5 @@
 """``get topologies`` and ``describe topology``: the cluster's topologies as kubectl would print
-them (issue 20). Figures are the API's (``scheduler_core/reads/topology_figures.py``): per level, each
+them. Figures are the API's (``scheduler_core/reads/topology_figures.py``): per level, each
 domain's nodes and free/allocatable per resource, written as Kubernetes writes amounts.
 Topologies are cluster-scoped: ``-n`` is ignored.
 """

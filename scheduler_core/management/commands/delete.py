@@ -112,7 +112,7 @@ class Command(BaseCommand):
         queues = [
             i for i, item in enumerate(loaded) if any(isinstance(o, QUEUE_OBJECTS) for o in item.objects)
         ]
-        # Topologies (issue 20) after the queues, likewise last to first: a flavor before the
+        # Topologies after the queues, likewise last to first: a flavor before the
         # Topology it names, a parent HyperNode before its children.
         topology = [
             i for i, item in enumerate(loaded) if any(isinstance(o, TOPOLOGY_OBJECTS) for o in item.objects)

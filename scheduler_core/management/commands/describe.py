@@ -11,7 +11,7 @@ level their node is in, the gang's topology constraint and how many domains it s
 engine's latest explanation and the last history events. An application (YuniKorn's
 applicationId) is shown as its gangs, each described so. A queue (cluster-scoped: NAME alone)
 shows its amounts, live figures, children, LocalQueues, who may submit to it and its active
-gangs (``_queues.py``); a topology (issue 20) its levels and each level's domains with their
+gangs (``_queues.py``); a topology its levels and each level's domains with their
 free and allocatable (``_topologies.py``).
 """
 
@@ -71,7 +71,7 @@ def gang_detail(gang: Gang) -> dict:
             }
             for m, domains in zip(members, topology["domains"], strict=True)
         ],
-        # Issue 20: the gang's constraint and, per level of every topology, the domains it spans.
+        # Topology: the gang's constraint and, per level of every topology, the domains it spans.
         "topology": {"constraint": topology["constraint"], "spans": topology["spans"]},
         "explanation": {"reason": gang.reason, "message": gang.message, "details": gang.details}
         if gang.reason

@@ -9,7 +9,7 @@ schedule. The shape (N=16: 12 CPU nodes and 4 GPU nodes) is a small training clu
 A quarter of the nodes (rounded down) are GPU nodes. Names are fixed, so running it again adds
 only the nodes that are missing; ``--if-empty`` does nothing at all if any node exists.
 
-Topology (issue 20), so the demo shows it: racks of ``NODES_PER_RACK`` nodes, ``RACKS_PER_BLOCK``
+Topology, so the demo shows it: racks of ``NODES_PER_RACK`` nodes, ``RACKS_PER_BLOCK``
 racks to a block, per pool, in name order: ``cpu-NN`` is in rack ``cpu-rack-RR`` with
 RR = (NN - 1) // 4 + 1 and block ``cpu-block-BB`` with BB = (RR - 1) // 2 + 1, ``gpu-NN`` likewise
 in ``gpu-rack-RR`` and ``gpu-block-BB`` (labels ``topology.gangsched.io/rack`` and

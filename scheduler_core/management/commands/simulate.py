@@ -150,7 +150,7 @@ def format_table(results: dict) -> str:
 
 
 def topology_rows(sizes: list[str]) -> list:
-    """Issue 20: where multi-node and eligible gangs landed (all, and eligible ones per size), and
+    """Topology: where multi-node and eligible gangs landed (all, and eligible ones per size), and
     what they waited."""
     groups = [("multi-node gangs", ("multi_node",)), ("eligible gangs", ("eligible",))]
     groups += [(f"eligible, size {size}", ("eligible", "by_size", size)) for size in sizes]
