@@ -18,10 +18,10 @@ Three measurements, all in one run, with fixed seeds:
 
 ``--sweep`` runs the throughput and the cycle latency (5 runs, no naive baseline) at each node
 count and prints one row per size with the cost per pod (µs of ``run_cycle`` per pod placed):
-whether the engine's cost grows with the cluster or only with the pods (issue 21).
+whether the engine's cost grows with the cluster or only with the pods.
 
 With ``--queues N`` every snapshot gets a 3-level queue tree of N leaves whose guarantees add
-up to the cluster, and the gangs are assigned to the leaves round-robin (issue 19): the same
+up to the cluster, and the gangs are assigned to the leaves round-robin: the same
 measurements then include fair share, admission, the order across queues and reclaim.
 
 Nothing here asserts anything: the script prints a table and writes JSON for the record.
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-carry",
         action="store_true",
-        help="build the cluster state afresh every cycle (no Carry), as before issue 21",
+        help="build the cluster state afresh every cycle (no Carry): the cold build, to compare",
     )
     parser.add_argument(
         "--sweep", default="", help="node counts, comma-separated: one row per size (engine_sweep.py)"

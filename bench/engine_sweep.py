@@ -3,7 +3,7 @@
 At each node count: the throughput measurement (2.5 pending pods per node unless ``--pods``, until a
 cycle binds nothing) and 5 runs of the 1,000-gang cycle on a cluster 85% full; one row per size
 with pods per second, the cost per pod (µs of ``run_cycle`` per pod placed) and the cycle's p50
-and p99. Issue 21 asks the cost per pod to stay flat (within 2x) from 1,000 to 50,000 nodes:
+and p99. The target: the cost per pod stays flat (within 2x) from 1,000 to 50,000 nodes:
 the engine's work should grow with the pods it places, not with the nodes it could place them
 on. Writes ``bench/results/engine-sweep.json`` (or ``--out``), with the load average.
 """
@@ -26,7 +26,7 @@ PODS_PER_NODE = 2.5
 
 
 def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision: dict, out: Path) -> int:
-    """Throughput and cycle latency at each node count, and the cost per pod (issue 21); the
+    """Throughput and cycle latency at each node count, and the cost per pod; the
     measurements are ``engine.py``'s, passed in (this module does not import it)."""
     rows = []
     for nodes in sizes:

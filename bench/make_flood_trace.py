@@ -1,4 +1,4 @@
-"""A multi-tenant trace where one team holds borrowed GPUs with long jobs (issue 19's queue replay).
+"""A multi-tenant trace where one team holds borrowed GPUs with long jobs (trace replay with queues).
 
     python bench/make_flood_trace.py [--nodes 32] [--gpus-per-node 4] [--hours 2] [--load 0.8]
                                      [--seed 11] [--out bench/results/simulate/long-flood.csv]

@@ -4,7 +4,7 @@
                           [--out bench/results/pages.json] [--keep-db] [--topology] [--only TEXT]
                           [--db NAME] [--reuse]
 
-Issue 21's size, 20,000 nodes and 1,000,000 members: ``--nodes 20000 --gangs 100000 --topology``
+The large size, 20,000 nodes and 1,000,000 members: ``--nodes 20000 --gangs 100000 --topology``
 (about 5 minutes to populate on 2 cores). ``--keep-db --only NONE`` populates and keeps the
 database; ``--reuse`` renders against it later, migrating it first (so that two checkouts can
 be measured in turn on the same data; a newer checkout's migrations stay applied).

@@ -2,7 +2,7 @@
 
     python bench/same_decisions.py bench/results/simulate/*/results.json [--against REV]
 
-A speed-up of the engine or the replay must not change one decision (issue 21). Rerunning the
+A speed-up of the engine or the replay must not change one decision. Rerunning the
 replay scripts (``bench/simulate*.sh``) rewrites their ``results.json``; this compares each with
 the version at ``REV`` (default HEAD) with every timing field left out (a key naming seconds,
 wall time or timing: the only figures that may move). It prints ``same`` or ``DIFFERENT`` and the

@@ -24,7 +24,7 @@ without writing it when a check below shows it did not measure what it says):
 
 Two phases, each on a fresh database and a fresh worker:
 
-* stream (the issue's figure; skip with ``--no-stream``): ``--gangs`` gangs of ``--members`` pods
+* stream (the headline figure; skip with ``--no-stream``): ``--gangs`` gangs of ``--members`` pods
   (1 CPU, 4Gi each, Strict, min_member = members) are submitted with ``gang_submit`` as fast as it
   goes by ``--submitters`` threads (4: like clients of an API; one thread submits only ~1,500
   pods/s on 2 busy cores, below the target, so one submitter would measure the submission path,
@@ -210,7 +210,7 @@ def database_prepare(nodes: int) -> None:
 def run_phase(args, *, backlog: bool) -> dict:
     """One measured run on a fresh database and a fresh worker.
 
-    stream: gangs are submitted while the worker schedules (the issue's figure: first
+    stream: gangs are submitted while the worker schedules (the headline figure: first
     submission to last pod bound). backlog: ``backlog_load`` submits every gang while no cycle
     runs, then triggering starts: how fast the running service drains the pending pods, from
     the start of the drain's first cycle to the last pod bound; latencies count from there too.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trace replay benchmark (issue 7): every policy on
+# Trace replay benchmark: every policy on
 #   tiresias-60     the Tiresias trace (traces/) as it is, on its own cluster (n32g4);
 #   tiresias-600    the same jobs ten times back to back, compressed in time to an offered load
 #                   of 1.3 on n32g4 (bench/make_trace.py tiresias-scaled);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trace replay with queues (issue 19, point 6): three queue policies on the same trace, in one run:
+# Trace replay with queues: three queue policies on the same trace, in one run:
 #   gangsched-queues   queues with fair-share reclaim (gangsched's default with queues);
 #   guarantee-reclaim  queues, reclaim only up to a queue's guarantee (Kueue, KAI-Scheduler);
 #   no-queues          gangsched as before queues, measured per tenant all the same.

@@ -7,7 +7,7 @@ scheduler: the admin shows them read-only. Queues, LocalQueues and ResourceFlavo
 
 from django.contrib import admin, messages
 
-# The topology's admin (issue 20) registers Topology and HyperNode, deleting through
+# The topology's admin registers Topology and HyperNode, deleting through
 # services/topology.py; its form checks a gang's topology constraint here.
 from dashboard.admin_topology import GangTopologyForm
 from dashboard.login import protect_admin_login
@@ -97,7 +97,7 @@ class GangAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         """An edit here is a change of an existing gang like any other: its history says who
-        changed what (issue 17: every change, by anyone)."""
+        changed what (every change, by anyone)."""
         before = {name: form.initial.get(name) for name in form.changed_data} if change else {}
         super().save_model(request, obj, form, change)
         if before:

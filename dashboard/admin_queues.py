@@ -1,4 +1,4 @@
-"""The admin of the queue tree (issue 19): Queue (with who may submit to it, inline),
+"""The admin of the queue tree: Queue (with who may submit to it, inline),
 LocalQueue and ResourceFlavor.
 
 Every save and delete goes through ``services/queues.py``, as the API and manifests do: the

@@ -18,7 +18,7 @@ for the queues).
 - ``gangsched_gang_timeouts_total`` (counter): ``timed_out`` events;
 - ``gangsched_scheduler_lease_held{holder}`` and ``gangsched_scheduler_lease_epoch``: who holds
   the scheduler lease now (1, or 0 with an empty holder between cycles) and its fencing epoch;
-- per queue (issue 19): usage, guarantee, fair share, max, pending, borrowed, lent, open, and
+- per queue: usage, guarantee, fair share, max, pending, borrowed, lent, open, and
   reclaim evictions (``dashboard/queue_metrics.py``, three more queries).
 
 Access: ``GANGSCHED_METRICS_TOKEN`` (sent as ``Authorization: Bearer <token>``) or an address in

@@ -1,4 +1,4 @@
-"""The dashboard's own rows: trace replay runs (issue 7). The scheduler's rows live in scheduler_core."""
+"""The dashboard's own rows: trace replay runs. The scheduler's rows live in scheduler_core."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The queue families of ``/metrics`` (issue 19), read from the latest queue samples.
+"""The queue families of ``/metrics``, read from the latest queue samples.
 
 Per queue (``queue``, its name) and resource (``resource``), as the last cycle left them
 (``QueueSample``, one query for every queue: a lateral join on its index), in the engine's

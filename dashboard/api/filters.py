@@ -35,7 +35,7 @@ def unfiltered(request) -> bool:
 class GangFilter(django_filters.FilterSet):
     phase = django_filters.MultipleChoiceFilter(choices=PHASES, help_text="Gang phase; repeat for several.")
     state = django_filters.MultipleChoiceFilter(
-        field_name="phase", choices=PHASES, help_text="Same as phase (the issue's word for it)."
+        field_name="phase", choices=PHASES, help_text="Same as phase (another name for it)."
     )
     namespace = django_filters.CharFilter()
     queue = django_filters.CharFilter()

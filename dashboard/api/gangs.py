@@ -78,7 +78,7 @@ class GangSubmitInput(StrictSerializer):
     placement = serializers.ChoiceField(choices=[p.value for p in Placement], required=False)
     restartPolicy = serializers.ChoiceField(choices=RestartPolicy.values, required=False)
     groups = serializers.ListField(child=serializers.CharField(), required=False, max_length=100)
-    # Topology (issue 20): node-label keys of a topology level, as Kueue's and KAI's annotations.
+    # Topology: node-label keys of a topology level, as Kueue's and KAI's annotations.
     topologyRequired = serializers.CharField(
         required=False, allow_blank=True, max_length=316, help_text="All members in one domain of this level."
     )

@@ -75,7 +75,7 @@ def node_usage(*, domains: bool = False) -> list[dict]:
     used: dict[str, Counter] = defaultdict(Counter, usage_by_node())
     pods = Counter({node: amounts.pop("pods", 0) for node, amounts in used.items()})
     nodes = list(Node.objects.order_by("name"))
-    # Issue 20: each node's domain at every level of every topology (one query for the levels).
+    # Each node's domain at every level of every topology (one query for the levels).
     where = domains_by_node(nodes, level_keys(topologies())) if domains else {}
     return [
         {

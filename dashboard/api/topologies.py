@@ -1,4 +1,4 @@
-"""Topology endpoints (issue 20): every topology with its levels and domains for everyone
+"""Topology endpoints: every topology with its levels and domains for everyone
 signed in; delete for operators (``scheduler_core.change_topology``). Topologies are created and
 changed by applying their manifests (``POST /api/v1/manifests/``: Kueue's or KAI's ``Topology``,
 Volcano's ``HyperNode``), which only operators may do.

@@ -1,4 +1,4 @@
-"""Operators create, change, close and delete queues (issue 19): the ``operators`` group gets
+"""Operators create, change, close and delete queues: the ``operators`` group gets
 the permissions of Queue (``change_queue`` is what the API and the manifest kinds of
 ``OPERATOR_KINDS`` check), LocalQueue, ResourceFlavor and QueueAccess."""
 

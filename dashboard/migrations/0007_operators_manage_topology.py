@@ -1,4 +1,4 @@
-"""Operators declare the cluster's topology (issue 20): the ``operators`` group gets the
+"""Operators declare the cluster's topology: the ``operators`` group gets the
 permissions of Topology and HyperNode (``change_topology`` is what the API and the manifest
 kinds of ``OPERATOR_KINDS`` check)."""
 

@@ -1,4 +1,4 @@
-"""The Nodes page's heat-map sums, grouped in PostgreSQL (issue 21): per level and domain, the
+"""The Nodes page's heat-map sums, grouped in PostgreSQL: per level and domain, the
 capacity, use and free room of the main resource and the node count, in one query over the nodes
 and their stored usage, so the page does not read 20,000 nodes into Python to add them up.
 

@@ -31,7 +31,7 @@ SORTS = {
     "priority": ["priority", "namespace", "name"],
     "age": ["-created", "-id"],
 }
-#: Explanations that name the gang's queue, not the nodes, as what holds it back (issue 19).
+#: Explanations that name the gang's queue, not the nodes, as what holds it back.
 QUEUE_REASONS = {
     Reason.QUEUE_UNKNOWN.value,
     Reason.QUEUE_CLOSED.value,

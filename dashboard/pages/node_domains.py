@@ -1,4 +1,4 @@
-"""The Nodes page's topology (issue 20): a heat map of the main resource per domain of each level,
+"""The Nodes page's topology: a heat map of the main resource per domain of each level,
 and the ``?level=&domain=`` filter that narrows the node table to one domain.
 
 The sums are grouped in PostgreSQL over the nodes and their stored use of the main resource

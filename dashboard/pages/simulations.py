@@ -194,7 +194,7 @@ def simulation_plot(request, pk: int, name: str):
 
 
 def _queue_rows(policies: list[tuple[str, dict]]) -> list[tuple[str, list[str]]]:
-    """With queues (issue 19): fairness, reclaim, and each queue's wait and time below guarantee."""
+    """With queues: fairness, reclaim, and each queue's wait and time below guarantee."""
     if not any("queues" in m for _n, m in policies):
         return []
     rows = [
@@ -224,7 +224,7 @@ def _queue_rows(policies: list[tuple[str, dict]]) -> list[tuple[str, list[str]]]
 
 
 def _topology_rows(policies: list[tuple[str, dict]]) -> list[tuple[str, list[str]]]:
-    """With racks (issue 20): where gangs that may span nodes landed, and what they waited."""
+    """With racks: where gangs that may span nodes landed, and what they waited."""
     if not any("topology" in m for _n, m in policies):
         return []
     rows = []

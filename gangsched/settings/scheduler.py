@@ -97,7 +97,7 @@ CELERY_BEAT_SCHEDULE = {
 # a cycle has journaled its binds and before it binds them, so a test can kill the worker there.
 GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S = float(os.environ.get("GANGSCHED_FAULT_PAUSE_AFTER_JOURNAL_S", "0"))
 
-# Fault injection in the simulated cluster (tests of issue 8, bench/ soak runs): the share of
+# Fault injection in the simulated cluster (the fault tests, bench/ soak runs): the share of
 # bind and delete calls that fail, and the seed that makes the failures repeatable.
 GANGSCHED_SIM_FAILURE_RATE = float(os.environ.get("GANGSCHED_SIM_FAILURE_RATE", "0"))
 GANGSCHED_SIM_SEED = int(os.environ.get("GANGSCHED_SIM_SEED", "0"))
