@@ -45,7 +45,7 @@ def test_the_cluster_summary_counts_only_schedulable_capacity_and_gangs_by_phase
     assert body["resources"]["cpu"] == {"capacity": 8000, "used": 2000, "free": 6000}
     assert body["resources"]["nvidia.com/gpu"] == {"capacity": 0, "used": 0, "free": 0}
     assert body["pods"] == 2
-    # Issue 17 A1: a submitter counts only their own gangs; an operator every gang.
+    # A submitter counts only their own gangs; an operator every gang.
     assert body["gangsByPhase"] == {"Pending": 1}
     assert as_olga.get("/api/v1/cluster/").json()["gangsByPhase"] == {"Pending": 1, "Finished": 1}
 

@@ -230,7 +230,7 @@ REFUSALS = [
         "operator",
     ),
     (job(tasks=[{"name": "w", "replicas": 2}]), "pods", "either pods or tasks"),
-    # Issue 17 B7: what Kubernetes bounds is bounded here too, shown in JSON's words.
+    # What Kubernetes bounds is bounded here too, shown in JSON's words.
     *[
         (
             job(

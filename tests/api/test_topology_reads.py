@@ -1,4 +1,4 @@
-"""Domains in the API (issue 20): each node's domain per level of every topology on
+"""Domains in the API: each node's domain per level of every topology on
 /api/v1/nodes/, each member's on a gang's detail with the gang's constraint; and the same in
 ``manage.py describe gang``. Who may see what is unchanged: a submitter still sees only her gangs."""
 

@@ -1,4 +1,4 @@
-"""The dashboard as a new user first sees it, in Chromium at 1440x900 (issue 18, point 5):
+"""The dashboard as a new user first sees it, in Chromium at 1440x900:
 requests and capacities as Kubernetes writes them, also once the live layer has redrawn the
 bars; the pods a node runs counted against its ``pods``; one line per worker process however
 many cycle tasks it ran; a legend and a tooltip for the progress bars."""

@@ -1,4 +1,4 @@
-"""The topology on the Nodes page in Chromium (issue 20's acceptance): a gang of 8-GPU pods
+"""The topology on the Nodes page in Chromium, end to end: a gang of 8-GPU pods
 submitted through the API and bound by the worker into rack r2; the heat map then shows each
 block and rack with its free and used GPUs, picking a rack narrows the node table to its nodes,
 and the gang's page shows the rack each member landed in."""

@@ -1,4 +1,4 @@
-"""The overview's charts follow the cluster without a reload (issue 18): utilisation rises when a
+"""The overview's charts follow the cluster without a reload: utilisation rises when a
 gang binds, and pending demand, a share of capacity that may pass 100%, rises when a gang too
 big for the cluster waits. Each line is a ``<path data-series data-last>`` (static/js/charts.js)."""
 

@@ -1,4 +1,4 @@
-"""The Queues page in Chromium (issue 19): a tree made through services/queues.py, a gang
+"""The Queues page in Chromium: a tree made through services/queues.py, a gang
 submitted into a leaf queue, and its queue's usage bar (and its parent's) moving without a
 reload as the worker binds it; the chart gains a point; an operator closes a queue from the
 page and the gang page then names its queue."""

@@ -1,4 +1,4 @@
-"""Preemption takes only what the preemptor's minimum needs, elastic members first (issue 17, C11).
+"""Preemption takes only what the preemptor's minimum needs, elastic members first.
 
 Elastic members are the running members of a gang above its min_member; they go before any gang
 is taken whole, and a victim gang keeps at least min_member running or loses all of them.
@@ -25,17 +25,17 @@ def running_after(state, result, key: str) -> list[str]:
     return sorted(p.key for p in after.pods if p.gang == key and p.node is not None)
 
 
-def issue_world(high_members: int = 2):
-    """The issue's cluster: 4 slots, a low-priority elastic job (minMember 1) running 4 pods."""
+def elastic_world(high_members: int = 2):
+    """One node of 4 slots, a low-priority elastic job (minMember 1) running 4 pods."""
     low = started(members("batch/low", 4, cpu=1, node="n0", priority=0))
     high = members("prod/high", high_members, cpu=1, priority=10)
     gangs = [gang("batch/low", 1, satisfied=True, priority=0), gang("prod/high", 2, priority=10)]
     return snapshot([node("n0", cpu=4)], (*low, *high), gangs)
 
 
-def test_the_issue_scenario_evicts_exactly_two_youngest_members_and_leaves_two_plus_two_running():
-    """Issue 17, C11: before, the whole elastic job was evicted for a gang that needs 2 slots."""
-    state = issue_world()
+def test_a_two_slot_gang_evicts_exactly_two_youngest_members_and_leaves_two_plus_two_running():
+    """A gang that needs 2 slots takes 2 elastic members, not the whole elastic job."""
+    state = elastic_world()
     first = run_cycle(state, NOW)
     assert evicted(first) == ["batch/low-3", "batch/low-2"]  # the youngest two
     assert first.transitions_of("batch/low") == []  # not preempted: it keeps its minimum
@@ -58,7 +58,7 @@ def test_the_issue_scenario_evicts_exactly_two_youngest_members_and_leaves_two_p
 
 def test_members_above_the_preemptors_minimum_never_preempt():
     # prod/high has 4 members but needs 2: it takes 2 and its 2 extras wait for free room.
-    state = issue_world(high_members=4)
+    state = elastic_world(high_members=4)
     first = run_cycle(state, NOW)
     assert evicted(first) == ["batch/low-3", "batch/low-2"]
     assert sorted(r.pod for r in first.reservations) == ["prod/high-0", "prod/high-1"]

@@ -9,7 +9,7 @@ journal emptied, and the invariants hold.
 Celery 5.7 / kombu 5.7 have a known weakness here: when the Redis connection drops while a
 late-acknowledged task is in flight, closing the channel tries to restore the unacknowledged
 message over the connection that is gone, and the worker sometimes exits with "Unrecoverable
-error: AttributeError('NoneType' object has no attribute 'hostname')" (kombu issue 582's
+error: AttributeError('NoneType' object has no attribute 'hostname')" (kombu #582's
 shape). In a cluster the worker's Deployment restarts it; the test plays that supervisor and
 starts a worker again when its process exited, which the report counts.
 """

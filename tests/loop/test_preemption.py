@@ -50,7 +50,7 @@ def preempted_events(gang: Gang) -> list[GangEvent]:
     return list(GangEvent.objects.filter(gang=gang, kind=GangEventKind.PREEMPTED).order_by("id"))
 
 
-def test_the_issue_scenario_evicts_the_two_youngest_elastic_members_and_records_them():
+def test_a_two_pod_gang_evicts_the_two_youngest_elastic_members_and_records_them():
     low = low_running(min_member=1)
     high = urgent()
     cycle_run(holder="test")
@@ -103,8 +103,9 @@ def test_a_gang_that_cannot_keep_its_minimum_is_preempted_whole_and_its_history_
 
 @pytest.mark.django_db(transaction=True)
 def test_a_celery_worker_takes_only_the_elastic_members_the_preemptor_needs():
-    """The same issue scenario in a real worker process: its cycles evict, its kubelet tick
-    recreates the deleted pods, and the preemptor binds; history names the members taken."""
+    """The same scenario (a two-pod gang, a four-pod elastic job) in a real worker process: its
+    cycles evict, its kubelet tick recreates the deleted pods, and the preemptor binds; history
+    names the members taken."""
     make_nodes(1, cpu=4)
     low = make_gang("batch/low", 4, cpu=1, min_member=1, priority=0)
     worker = Worker("w1")

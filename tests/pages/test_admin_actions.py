@@ -57,7 +57,7 @@ def test_kill_selected_calls_the_same_service_as_the_api(client, admin_user, wor
 
 
 def test_an_edit_in_the_admin_is_recorded_with_who_and_what(client, admin_user, world):
-    """Issue 17 A1: every change of an existing gang, by anyone, is an event naming them."""
+    """Every change of an existing gang, by anyone, is an event naming them."""
     gang = world["train"]
     client.force_login(admin_user)
     url = f"{CHANGELIST}{gang.pk}/change/"

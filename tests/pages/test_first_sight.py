@@ -1,4 +1,4 @@
-"""What a new user sees first (issue 18, point 5): requests as Kubernetes writes them, pods
+"""What a new user sees first: requests as Kubernetes writes them, pods
 counted on the nodes, one line per worker process, and a legend for the progress bars."""
 
 import json

@@ -1,4 +1,4 @@
-"""Pages whose cost does not grow with members (issue 21): the Nodes page reads its page of nodes
+"""Pages whose cost does not grow with members: the Nodes page reads its page of nodes
 in SQL and the members of those nodes only, its usage comes from the stored per-node usage; the
 overview reads the stored usage and its per-minute changes, no member at all; and no page makes
 more queries when there are more members."""

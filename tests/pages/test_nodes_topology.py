@@ -1,4 +1,4 @@
-"""The Nodes page with a topology (issue 20): a heat map of free and used GPUs per block and per
+"""The Nodes page with a topology: a heat map of free and used GPUs per block and per
 rack, the ``?level=&domain=`` filter narrowing the table, bad filters named, and no query per
 node or per domain."""
 

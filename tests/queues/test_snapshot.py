@@ -58,6 +58,6 @@ def test_the_query_count_does_not_grow_with_queues(django_assert_num_queries):
     for index in range(20):
         cq = Queue.objects.create(name=f"q{index}", parent=parent)
         LocalQueue.objects.create(namespace=f"ns{index}", name="main", cluster_queue=cq)
-    with django_assert_num_queries(7):  # 5, and the topologies and HyperNodes (issue 20)
+    with django_assert_num_queries(7):  # 5, and the topologies and HyperNodes
         built = snapshot.build_snapshot()
     assert len(built.queues) == 21

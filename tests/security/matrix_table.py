@@ -113,7 +113,7 @@ TABLE: list[Row] = [
     row("api:manifests", "POST", *CHANGES_ALICES, case="others-pod"),
     row("api:events", "GET", *everyone(OK)),
     row("api:events", "GET", *everyone(OK), case="gang-filter"),
-    # Topology (issue 20): everyone reads the topologies; operators alone declare (a manifest)
+    # Topology: everyone reads the topologies; operators alone declare (a manifest)
     # or delete one.
     row("api:topologies", "GET", *everyone(OK)),
     row("api:topology", "GET", *everyone(OK)),

@@ -49,7 +49,7 @@ def served_schema() -> dict:
 schema = schemathesis.openapi.from_dict(served_schema())
 schema.app = application
 schema.location = "/api/schema/?format=json"
-# What issue 8 asks: no 5xx, and every response as documented. Left out: positive and negative
+# What is checked: no 5xx, and every response as documented. Left out: positive and negative
 # data acceptance, because much of the API's validation (minMember against the pods, RFC 1123
 # names, the quantity grammar) is beyond what the schema says, so schema-valid bodies are
 # rightly refused with a documented 400.

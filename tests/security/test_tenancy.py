@@ -1,4 +1,4 @@
-"""Issue 17 A1: a submitter changes only what they submitted, through every write path.
+"""A submitter changes only what they submitted, through every write path.
 
 alice holds ``team-a/trainer`` (a scheduler-plugins PodGroup with two labelled pods). bob, who
 gets 404 for it everywhere else, must get the very same 404 from the manifest endpoint and from

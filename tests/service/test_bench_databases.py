@@ -1,4 +1,4 @@
-"""bench/soak.py and bench/stateful.py: each run on a test database of its own (issue 17, B8).
+"""bench/soak.py and bench/stateful.py: each run on a test database of its own.
 
 pytest-django drops and creates the test database it is given; two runs sharing a name dropped
 each other's. Each run now adds a suffix of its own to the name it is given (or to its default),

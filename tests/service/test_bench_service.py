@@ -1,4 +1,4 @@
-"""bench/service.py's backlog phase measures a real backlog (issue 18, point 7).
+"""bench/service.py's backlog phase measures a real backlog.
 
 It used to submit with every ``gang_submit`` waking the scheduler, so cycles ran while it
 "loaded" and its drain figure (with a negative gang p50) measured something else. Now it loads

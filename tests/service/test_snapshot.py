@@ -161,7 +161,7 @@ def test_a_timed_out_gang_stays_in_the_snapshot_to_be_explained(db):
 
 
 def test_it_reads_everything_in_seven_queries(world, django_assert_num_queries):
-    # nodes, pods, gangs, groups, the queue tree, the topologies and the HyperNodes (issue 20)
+    # nodes, pods, gangs, groups, the queue tree, the topologies and the HyperNodes
     with django_assert_num_queries(7):
         snapshot.build_snapshot()
 

@@ -115,7 +115,7 @@ def test_a_deleted_bare_member_is_gone_and_its_replacement_binds_at_once():
 
     assert pod_delete(namespace="ml", name="worker-1", by="alice") == "removed"
     assert not Member.objects.filter(name="worker-1").exists()
-    event = gang.events.filter(kind="configured").get()  # issue 17: the gang's history says who
+    event = gang.events.filter(kind="configured").get()  # the gang's history says who
     assert event.details == {"by": "alice", "podsDeleted": ["worker-1"]}
     run()
     reconcile()  # the sweep does not take the gang below minMember for a partial one

@@ -32,7 +32,7 @@ def test_seeding_builds_three_cpu_nodes_per_tainted_gpu_node():
 
 
 def test_the_demo_fleet_has_racks_of_four_two_to_a_block_and_the_demo_topology():
-    """The rule docs/simulated-cluster.md states (issue 20), per pool, by the node's number."""
+    """The rule docs/simulated-cluster.md states, per pool, by the node's number."""
     assert "topology demo: block > rack > host" in run("seed_cluster")
 
     where = {

@@ -113,7 +113,7 @@ def test_a_run_with_queue_policies_shows_fairness_reclaim_and_each_queue(alice):
 
 
 def test_the_form_offers_the_topology_policy_and_a_run_shows_where_gangs_landed(alice, olga):
-    """Issue 20: gangsched-topology is offered; a run's page adds, per policy, how many gangs
+    """gangsched-topology is offered; a run's page adds, per policy, how many gangs
     that may span nodes started, the share inside one rack/block, the racks spanned, their wait."""
     assert 'value="gangsched-topology"' in login(olga).get(URL).content.decode()
     run = SimulationRun.objects.create(

@@ -1,4 +1,4 @@
-"""Trace replay with queues (issue 19, point 6): the tree, the tenant rule, the per-queue metrics
+"""Trace replay with queues: the tree, the tenant rule, the per-queue metrics
 and the three queue policies on hand-made traces whose answers are worked out below."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""bench/same_decisions.py: a replay's results compared with git's, timings left out (issue 21)."""
+"""bench/same_decisions.py: a replay's results compared with git's, timings left out."""
 
 import json
 

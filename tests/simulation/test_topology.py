@@ -1,4 +1,4 @@
-"""Topology in the replay (issue 20): the rule that gives gangs constraints, the figures of where
+"""Topology in the replay: the rule that gives gangs constraints, the figures of where
 gangs landed (``topology_book.py``), and the gangsched-topology policy end to end."""
 
 import dataclasses
@@ -212,7 +212,7 @@ def test_the_cli_prints_the_topology_rows_and_refuses_a_bad_mode(tmp_path, capsy
 
 
 def test_required_gangs_land_inside_one_domain_of_their_level():
-    # With the engine honouring constraints (issue 20, point 3), no eligible gang started outside
+    # With the engine honouring constraints, no eligible gang started outside
     # one domain of its required level, and every job still finished.
     trace, cluster = parse_trace(TINY, "tiny"), load_cluster(CLUSTER)
     loop = replay_module._Loop(

@@ -1,4 +1,4 @@
-"""The topology endpoints and the gang API's topology fields (issue 20): everyone reads the
+"""The topology endpoints and the gang API's topology fields: everyone reads the
 topologies with their domains; only operators apply Topology or HyperNode manifests (a
 submitter gets the queues' refusal) or delete one; a gang job's constraint is validated with
 the field named and shown on the gang."""

@@ -1,4 +1,4 @@
-"""Peers' topology cases, end to end (issue 20): their own Topology / HyperNode manifests and
+"""Peers' topology cases, end to end: their own Topology / HyperNode manifests and
 annotated workloads applied unmodified (``manifests_apply``, as ``manage.py apply -f`` does),
 then the real scheduling cycle against PostgreSQL and the simulated cluster (``cycle_run``).
 The engine's tests (tests/engine/topology) check the same rules on plain data; these check that

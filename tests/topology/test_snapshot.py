@@ -1,4 +1,4 @@
-"""The snapshot's topologies (issue 20): none without rows; each Topology row as the engine's
+"""The snapshot's topologies: none without rows; each Topology row as the engine's
 Topology; Volcano's HyperNodes as one ``volcano-hypernodes`` topology whose levels are their
 tiers, highest first, and whose synthetic labels each node carries; a gang's constraint fields
 as its TopologyConstraint (None when blank), in both the bulk build and ``gang_to_engine``."""

@@ -1,6 +1,5 @@
 """Queue manifests end to end: ``manage.py apply -f`` / ``delete -f`` and the API's manifest
-endpoint. Writing needs ``scheduler_core.services.queues`` (issue 19's queue model, built on
-another branch): those tests run once it is merged. Who may apply runs now: only operators."""
+endpoint, written through ``scheduler_core.services.queues``. Only operators may apply them."""
 
 from io import StringIO
 

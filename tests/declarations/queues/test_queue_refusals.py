@@ -276,7 +276,7 @@ REFUSED = [
         "spec.nodeTaints",
         "taint the Node",
     ),
-    # Issue 20: a TAS flavor is read, with Kueue's rule that it selects its nodes by label
+    # A TAS flavor is read, with Kueue's rule that it selects its nodes by label
     # (apis/kueue/v1beta2/resourceflavor_types.go); the Topology must exist (tests/declarations/topology).
     (kueue("ResourceFlavor", {"topologyName": "default"}), "spec.nodeLabels", "topologyName"),
     # KAI: -1 is unlimited only for limit; one weight per queue; whole GPUs.

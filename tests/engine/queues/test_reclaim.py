@@ -157,7 +157,7 @@ def test_volcano_two_queues_one_overusing_reclaims_an_elastic_member():
 
 
 def test_kai_reclaim_restores_the_fair_share_not_only_the_guarantee():
-    """KAI-Scheduler's open issue #1934 (reclaim only up to deserved quota): here no queue has a
+    """KAI-Scheduler #1934, open (reclaim only up to deserved quota): here no queue has a
     guarantee, yet with equal weights b's fair share is half the cluster, and reclaim brings it
     there (a guarantee-only reclaim would leave it at 0)."""
     world = with_queues(world_full_of_a(4, 1), queue("a"), queue("b"))

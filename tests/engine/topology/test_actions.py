@@ -1,4 +1,4 @@
-"""Backfill, preemption and reclaim with topology (issue 20): the head's reservation is in its
+"""Backfill, preemption and reclaim with topology: the head's reservation is in its
 domain, and victims are taken only inside the domain they free."""
 
 from __future__ import annotations

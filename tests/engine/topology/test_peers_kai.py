@@ -1,4 +1,4 @@
-"""KAI-Scheduler's topology cases, re-expressed for gangsched's engine (issue 20).
+"""KAI-Scheduler's topology cases, re-expressed for gangsched's engine.
 
 Each test cites the KAI-Scheduler test it comes from (NVIDIA/KAI-Scheduler). A KAI ``Topology``
 lists node-label levels, widest first, as gangsched's does; a pod group's

@@ -1,4 +1,4 @@
-"""Kueue's Topology-Aware Scheduling cases, re-expressed for gangsched's engine (issue 20).
+"""Kueue's Topology-Aware Scheduling cases, re-expressed for gangsched's engine.
 
 Each test cites the Kueue test it comes from (kubernetes-sigs/kueue). A Kueue workload's pod set
 with ``podset-required-topology`` / ``podset-preferred-topology`` is a gang with a required or

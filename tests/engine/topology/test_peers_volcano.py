@@ -1,4 +1,4 @@
-"""Volcano's network-topology-aware cases (HyperNodes), re-expressed for gangsched (issue 20).
+"""Volcano's network-topology-aware cases (HyperNodes), re-expressed for gangsched.
 
 Each test cites the Volcano test it comes from (volcano-sh/volcano). A HyperNode tree becomes
 one synthetic node label per tier (``scheduler_core.reads.topology_domains.hypernode_label``), and a

@@ -1,4 +1,4 @@
-"""Topology-aware placement (issue 20): one domain per constrained gang, best fit, widening."""
+"""Topology-aware placement: one domain per constrained gang, best fit, widening."""
 
 from scheduler_core.engine import EngineConfig, Reason, Topology, TopologyConstraint, run_cycle
 

@@ -1,4 +1,4 @@
-"""Properties of topology-aware placement on random small clusters (hypothesis, issue 20).
+"""Properties of topology-aware placement on random small clusters (hypothesis).
 
 1. A gang with a required level is never split: once a cycle has run, its members on nodes
    (bound or holding a reservation) are all in one domain of that level, whenever they were

@@ -1,4 +1,4 @@
-"""A small world with racks and blocks for the topology tests (issue 20).
+"""A small world with racks and blocks for the topology tests.
 
 ``fleet("b0:r0=4,r1=2 b1:r2=4")`` builds nodes named ``<rack>-h<i>`` labelled with their block,
 rack and hostname; amounts are whole CPUs, GiB and GPUs as in ``tests/engine/world.py``.
