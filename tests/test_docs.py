@@ -1,7 +1,10 @@
-"""The documentation cannot drift from the code: every relative link of README.md and docs/*.md
-leads to a file (and heading) that exists, every ``make <target>`` and ``manage.py <command>`` it
-names exists, docs/configuration.md lists every environment variable the code reads exactly
-once, and the README's tour does what it says on the cluster ``make run`` seeds."""
+"""The documentation cannot drift from the code: every relative link of README.md, docs/*.md and
+bench/README.md leads to a file (and heading) that exists, every ``make <target>`` and
+``manage.py <command>`` it names exists, docs/configuration.md lists every environment variable
+the code reads exactly once, and the README's tour does what it says on the cluster ``make run``
+seeds. And the pages stay readable: a page over 300 lines opens with a Contents list of its
+headings, and the pages of one topic (security, bad input, operations, faults) stay short and
+start with a heading."""
 
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from scheduler_core.services.kubelet import kubelet_tick
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+#: Every page a reader reads: the README, docs/ and how the benchmarks measure.
+READ = [*PAGES, ROOT / "bench" / "README.md"]
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
@@ -31,15 +36,25 @@ def prose(text: str) -> str:
 
 
 def slug(heading: str) -> str:
-    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes."""
-    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes. A code
+    span keeps its underscores (`api_cost.py`); outside code, `*` and `_` around words are
+    emphasis and go."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    parts = re.split(r"(`[^`]*`)", text)
+    text = "".join(
+        part[1:-1] if part.startswith("`") else re.sub(r"\*|(?<!\w)_+|_+(?!\w)", "", part) for part in parts
+    )
     return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
 
 
 def anchors(path: Path) -> set[str]:
+    return anchors_of(path.read_text())
+
+
+def anchors_of(text: str) -> set[str]:
     seen: dict[str, int] = {}
     result = set()
-    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", prose(path.read_text()), re.M):
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", prose(text), re.M):
         base = slug(heading)
         count = seen.get(base, 0)
         seen[base] = count + 1
@@ -48,13 +63,15 @@ def anchors(path: Path) -> set[str]:
 
 
 def links() -> list[tuple[Path, str]]:
-    return [(page, target) for page in PAGES for target in LINK.findall(prose(page.read_text()))]
+    return [(page, target) for page in READ for target in LINK.findall(prose(page.read_text()))]
 
 
 def test_the_slug_is_githubs():
     assert slug("How a gang is scheduled (the engine)") == "how-a-gang-is-scheduled-the-engine"
     assert slug("Driving it as KWOK is driven") == "driving-it-as-kwok-is-driven"
     assert slug("`make run`: the two commands") == "make-run-the-two-commands"
+    assert slug("`api_cost.py`: what one request costs") == "api_costpy-what-one-request-costs"
+    assert slug("The *fast* _path_") == "the-fast-path"
 
 
 def test_the_readme_is_short_and_links_into_docs():
@@ -65,7 +82,11 @@ def test_the_readme_is_short_and_links_into_docs():
         assert f"docs/{page.name}" in targets, f"README.md does not link to docs/{page.name}"
 
 
-@pytest.mark.parametrize("page,target", links(), ids=lambda v: v.name if isinstance(v, Path) else v)
+def page_id(value):
+    return value.relative_to(ROOT).as_posix() if isinstance(value, Path) else value
+
+
+@pytest.mark.parametrize("page,target", links(), ids=page_id)
 def test_every_relative_link_resolves(page, target):
     if re.match(r"[a-z]+:", target):  # http:, https:, mailto: are not ours to check
         return
@@ -74,6 +95,115 @@ def test_every_relative_link_resolves(page, target):
     assert destination.exists(), f"{page.relative_to(ROOT)} links to {target}: no such file"
     if anchor and destination.suffix == ".md":
         assert anchor in anchors(destination), f"{page.relative_to(ROOT)} links to {target}: no such heading"
+
+
+#: A page longer than this opens with a Contents list; a page of one of the topics below stays
+#: within TOPIC_MAX_LINES and has a heading within its first HEADING_WITHIN lines.
+MAX_LINES = 300
+TOPIC_PAGES = ("security.md", "bad-input.md", "operations.md", "faults.md")
+TOPIC_MAX_LINES = 250
+HEADING_WITHIN = 5
+CONTENTS = re.compile(r"^(?:#{1,6} +)?(?:\*\*)?Contents(?:\*\*)?:?$")
+ITEM = re.compile(r"^ *[-*] +\[[^\]]*\]\(#([^)\s]+)\)")
+
+
+def contents_problems(text: str) -> list[str]:
+    """Why a page fails the length rule: over MAX_LINES lines, it must have a Contents list (a
+    line "Contents:", "**Contents**" or a "Contents" heading, then a bulleted list of links to
+    its own headings) before its first section, listing every section (every `##` heading)."""
+    if len(text.splitlines()) <= MAX_LINES:
+        return []
+    # Code blocks blanked, line for line: a "## " in a shell block is no section.
+    lines = FENCE.sub(lambda block: "\n" * block.group(0).count("\n"), text).splitlines()
+    sections = [i for i, line in enumerate(lines) if line.startswith("## ") and not CONTENTS.match(line)]
+    starts = [i for i, line in enumerate(lines) if CONTENTS.match(line)]
+    if not starts or (sections and starts[0] > sections[0]):
+        return [f"{len(text.splitlines())} lines and no Contents list before its first section"]
+    listed = []
+    for line in lines[starts[0] + 1 :]:
+        if not line.strip() and not listed:
+            continue
+        item = ITEM.match(line)
+        if not item:
+            break
+        listed.append(item.group(1))
+    if not listed:
+        return ["its Contents list links to no heading"]
+    unknown = [anchor for anchor in listed if anchor not in anchors_of(text)]
+    problems = [f"Contents links to #{anchor}: no such heading" for anchor in unknown]
+    for i in sections:
+        anchor = slug(re.sub(r" *#*$", "", lines[i][3:]))
+        if anchor not in listed:
+            problems.append(f"Contents leaves out the section {lines[i]!r}")
+    return problems
+
+
+def topic_page_problems(text: str) -> list[str]:
+    """Why a page of one topic fails: over TOPIC_MAX_LINES lines, or no heading in its first
+    HEADING_WITHIN lines."""
+    lines = text.splitlines()
+    problems = []
+    if len(lines) > TOPIC_MAX_LINES:
+        problems.append(f"{len(lines)} lines, more than {TOPIC_MAX_LINES}")
+    if not any(re.match(r"#{1,6} +\S", line) for line in lines[:HEADING_WITHIN]):
+        problems.append(f"no heading in its first {HEADING_WITHIN} lines")
+    return problems
+
+
+def long_page(contents: str = "", sections: int = 3) -> str:
+    """A synthetic page of MAX_LINES + 1 lines or more: a title, a paragraph, ``contents``, then
+    ``sections`` sections of filler."""
+    body = [f"## Part {n}\n\n" + "text\n" * 120 for n in range(1, sections + 1)]
+    return "# A long page\n\nWhat it is.\n\n" + contents + "\n".join(body)
+
+
+def test_the_length_rule_on_synthetic_pages():
+    listed = "Contents:\n\n" + "".join(f"- [Part {n}](#part-{n})\n" for n in (1, 2, 3)) + "\n"
+    assert len(long_page().splitlines()) > MAX_LINES
+    assert contents_problems(long_page(listed)) == []
+    assert contents_problems(long_page(listed.replace("Contents:", "## Contents"))) == []
+
+    def missing(page: str) -> list[str]:
+        return [f"{len(page.splitlines())} lines and no Contents list before its first section"]
+
+    assert contents_problems(long_page()) == missing(long_page())
+    assert contents_problems(long_page(listed.replace("#part-3", "#part-9"))) == [
+        "Contents links to #part-9: no such heading",
+        "Contents leaves out the section '## Part 3'",
+    ]
+    assert contents_problems(long_page(listed, sections=4)) == ["Contents leaves out the section '## Part 4'"]
+    late = long_page() + "\nContents:\n\n- [Part 1](#part-1)\n"
+    assert contents_problems(late) == missing(late)
+    assert contents_problems(long_page("Contents:\n\nNone yet.\n\n")) == [
+        "its Contents list links to no heading"
+    ]
+    fenced = long_page(listed) + "\n```sh\n## not a section\n```\n"
+    assert contents_problems(fenced) == []
+    assert contents_problems("# Short\n\n" + "text\n" * (MAX_LINES - 2)) == []
+
+
+@pytest.mark.parametrize("page", READ, ids=page_id)
+def test_a_long_page_opens_with_its_contents(page):
+    problems = contents_problems(page.read_text())
+    assert not problems, f"{page.relative_to(ROOT)}: {problems}: split it by topic or add a Contents list"
+
+
+def test_the_topic_rule_on_synthetic_pages():
+    assert topic_page_problems("# Title\n\n" + "text\n" * (TOPIC_MAX_LINES - 2)) == []
+    assert topic_page_problems("# Title\n\n" + "text\n" * (TOPIC_MAX_LINES - 1)) == [
+        f"{TOPIC_MAX_LINES + 1} lines, more than {TOPIC_MAX_LINES}"
+    ]
+    late = "Some words.\n" * HEADING_WITHIN + "# Title\n"
+    assert topic_page_problems(late) == [f"no heading in its first {HEADING_WITHIN} lines"]
+    assert topic_page_problems("\n" * (HEADING_WITHIN - 1) + "# Title\n") == []
+
+
+@pytest.mark.parametrize("name", TOPIC_PAGES)
+def test_each_topic_page_is_short_and_starts_with_a_heading(name):
+    page = ROOT / "docs" / name
+    assert page.exists(), f"docs/{name} is gone: its topic needs a page"
+    problems = topic_page_problems(page.read_text())
+    assert not problems, f"docs/{name}: {problems}: split it further"
 
 
 CODE = re.compile(r"^(```|~~~).*?^\1|`[^`\n]+`", re.M | re.S)
