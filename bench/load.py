@@ -5,7 +5,7 @@ submitting gangs at once while the scheduler runs.
                          [--submit-interval 4] [--operators 20] [--think 0] [--warmup 0]
                          [--out bench/results/load.json]
 
-Run it against a ``make run`` of its own (docs/reliability.md, *Load*, has the commands):
+Run it against a ``make run`` of its own (bench/README.md, *load.py*, has the commands):
 it needs the server's database (the same ``DATABASE_URL``), where it creates the users
 ``load-000`` ... and their API tokens (``load-000`` ... ``load-<operators - 1>`` in the
 ``operators`` group) and nothing else. Each client is one user with one HTTP keep-alive
@@ -23,7 +23,7 @@ at a random moment of its first S seconds, as independent pollers do):
   kubelet finishes it while the test runs). Per user that is 15 a minute at the default, under
   the submission throttle (``GANGSCHED_SUBMIT_RATE``, 60/min), so no 429 is expected.
 
-Load models docs/reliability.md reports: back to back (the defaults: a saturation test, half of the
+Load models docs/benchmarks.md reports: back to back (the defaults: a saturation test, half of the
 requests are submissions, 50 a second from 200 users); and polling, ``--think 2`` or
 ``--think 5`` with ``--submit-interval 60`` (a dashboard or CLI refreshing its list every 2 or
 5 s, each user submitting a job a minute: 3.3 submissions a second in all).

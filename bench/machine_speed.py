@@ -7,8 +7,8 @@ engine's throughput measurement (bench/engine_measure.py: 1,000 nodes, a 10,000-
 the cycles until one binds nothing) again and again for a few seconds, in this process, just
 before the load, and gives the median µs of ``run_cycle`` per pod placed (and the fastest run:
 the machine's speed when nothing else took its core): the first row of
-``bench/engine.py --sweep 1000,5000 --pods 10000``, which docs/benchmarks.md quotes for the
-machines its figures came from (16.6-24.2 µs, and 43.5 µs on one about twice as slow). Two
+``bench/engine.py --sweep 1000,5000 --pods 10000``, which docs/benchmarks.md quotes beside
+the figures measured on the same machine. Two
 machines' figures compare through it; it moves with the machine's load average as they do.
 Pure Python and numpy, no database.
 """

@@ -3,7 +3,7 @@ are doing, and which processes use the CPU.
 
     python bench/pg_waits.py DATABASE [--seconds 30] [--every 0.1]
 
-Run beside a load (docs/reliability.md, *Load*). Every ``--every`` seconds it reads
+Run beside a load (bench/README.md, *load.py*). Every ``--every`` seconds it reads
 ``pg_stat_activity`` for the sessions of ``DATABASE`` that are not idle and counts them by wait
 event, state and the first words of their statement; at the end it prints, per kind, how many
 sessions were in it on average (``idle in transaction`` with ``ClientRead``: PostgreSQL waits

@@ -14,7 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
 #: How long a thread may hold the GIL while another waits for it (Python's default: 5 ms). The
 #: event loop, which answers cached reads, and each Django thread back from a query wait for
 #: the GIL behind the threads computing; at 1 ms the cached reads' p99 under bench/load.py fell
-#: from 113-222 ms to 75-102 ms in two of three runs (docs/reliability.md). Set on import: this
+#: from 113-222 ms to 75-102 ms in two of three runs (CHANGELOG.md). Set on import: this
 #: module is the web process's entry point.
 GIL_SWITCH_INTERVAL_S = 0.001
 sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
@@ -58,7 +58,7 @@ class SyncChainASGIHandler(ASGIHandler):
     #: threads only queue for the GIL: a thread back from the database waits up to the switch
     #: interval (5 ms) for it at each query while others compute, and so does the event loop,
     #: which answers cached reads without a thread (with 8 reads and 6 writes a 4 ms list took
-    #: 50-200 ms under bench/load.py; docs/reliability.md). Writes never take every slot, so a
+    #: 50-200 ms under bench/load.py; docs/operations.md). Writes never take every slot, so a
     #: read the cache cannot answer does not wait behind a queue of submissions, and a reader
     #: who waits is never queued behind recomputations nobody waits for.
     MAX_READING = 2
@@ -70,7 +70,7 @@ class SyncChainASGIHandler(ASGIHandler):
     #: got what was left, and a submission waited 2.6 s (p50) for a slot. Pausing the reads
     #: only while writes queue gives writes the priority (the apiserver's priority and fairness
     #: keeps mutating requests apart for the same reason): bench/load.py's submission p99 went
-    #: from 3.4 s to 1.1 s, its read p99 from 44 to 98 ms (docs/reliability.md, *Load*). An
+    #: from 3.4 s to 1.1 s, its read p99 from 44 to 98 ms (CHANGELOG.md, docs/benchmarks.md). An
     #: idle or lightly used server never queues a write, and never pauses a read.
     WRITE_PRIORITY_PAUSE_S = 0.02
 

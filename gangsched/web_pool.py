@@ -6,7 +6,7 @@ piled up to PostgreSQL's limit). Under bench/load.py that connecting was most of
 submission waited for: a new PostgreSQL backend per request, its start-up and the time-zone
 statement, while the web process held one of its few write slots (gangsched/asgi.py). The
 submissions queued behind each other for seconds with the web processes at a quarter of a core
-each (docs/reliability.md, *Load*). A psycopg pool keeps the connections open and bounds them
+each (docs/operations.md, *Serving load*). A psycopg pool keeps the connections open and bounds them
 per process; a request that finds every connection taken waits for one (up to ``timeout``).
 
 Only the web process does this, at its ASGI startup (gangsched/asgi.py), so the Celery worker,

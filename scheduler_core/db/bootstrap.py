@@ -70,7 +70,7 @@ def postgres_warnings(db: Mapping[str, Any]) -> list[str]:
     updates a gang and a member, so without vacuum and analyze the dead rows pile up and the
     planner's row counts go stale; measured on this project's CI configuration, a submitter's
     gang list took 1.0 ms with 16,000 gangs (a bitmap scan and sort of all of theirs) and
-    0.06 ms after one ANALYZE (the index, 21 rows; docs/reliability.md)."""
+    0.06 ms after one ANALYZE (the index, 21 rows; docs/operations.md)."""
     try:
         with psycopg.connect(**_maintenance_conninfo(db)) as conn:
             autovacuum = conn.execute("SHOW autovacuum").fetchone()[0]

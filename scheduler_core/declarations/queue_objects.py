@@ -9,7 +9,7 @@ apply together (``queues_check``: unknown parent, cycle, max below guarantee) be
 write.
 
 The readers' rule: a key gangsched cannot honour is refused naming it, never dropped. A value that
-equals the format's own default is accepted as if it were absent (docs/queues.md says what
+equals the format's own default is accepted as if it were absent (docs/queue-manifests.md says what
 gangsched does then).
 """
 

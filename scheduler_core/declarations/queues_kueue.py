@@ -20,7 +20,7 @@ Versions as Kueue serves them (``apis/kueue/v1beta1`` and ``v1beta2``; the Cohor
 - ``namespaceSelector``: ``{}`` (every namespace) only; none is Kueue's "no namespace": the
   queue admits nothing (closed) and still lends; ``queueingStrategy``: BestEffortFIFO.
 
-Everything else gangsched cannot honour is refused naming it (docs/queues.md lists the keys).
+Everything else gangsched cannot honour is refused naming it (docs/queue-manifests.md lists the keys).
 """
 
 from __future__ import annotations

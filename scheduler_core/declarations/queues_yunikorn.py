@@ -23,7 +23,7 @@ is refused naming ``metadata.name``.
 
 Refused, naming the key: ``placementrules``, ``limits``, ``nodesortpolicy``,
 ``usergroupresolver``, ``preemption`` other than enabled, ``maxapplications``, ``childtemplate``,
-other ACLs and properties gangsched cannot honour (docs/queues.md lists them).
+other ACLs and properties gangsched cannot honour (docs/queue-manifests.md lists them).
 """
 
 from __future__ import annotations

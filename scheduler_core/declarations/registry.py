@@ -67,7 +67,7 @@ OBJECTS: dict[tuple[str, str], Load] = {
     (pod_fields.V1ALPHA2, "Workload"): upstream.load_workload,
     (pod_fields.V1ALPHA2, "PodGroup"): upstream.load_podgroup,
     ("gangsched.io/v1", "GangJob"): gangjob.load,
-    # Queues: operators' objects (cluster.OPERATOR_KINDS), read into queue_spec.py.
+    # Queues: operators' objects (cluster.OPERATOR_KINDS), read into specs/queues.py.
     (queues_volcano.API_VERSION, "Queue"): queues_volcano.load_queue,
     (queues_kai.API_VERSION, "Queue"): queues_kai.load_queue,
     **{(version, "ClusterQueue"): queues_kueue.load_cluster_queue for version in queues_kueue.VERSIONS},

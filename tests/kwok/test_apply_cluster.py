@@ -53,7 +53,7 @@ def test_an_unknown_kind_is_refused_naming_it_and_nothing_is_created(tmp_path):
     text = NODES + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\ndata: {a: b}\n"
     with pytest.raises(CommandError, match="does not read Secret of v1"):
         manage("apply", "-f", write(tmp_path, text))
-    # A ConfigMap is read only when it is YuniKorn's yunikorn-configs (docs/queues.md).
+    # A ConfigMap is read only when it is YuniKorn's yunikorn-configs (docs/queue-manifests.md).
     text = NODES + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
     with pytest.raises(CommandError, match=r"metadata.name: gangsched reads only the ConfigMap"):
         manage("apply", "-f", write(tmp_path, text))

@@ -1,5 +1,5 @@
 """Every queue format loads unmodified from its example in examples/queues/ into exactly the
-specs docs/queues.md's tables say (amounts as the engine's integers)."""
+specs docs/queue-manifests.md's tables say (amounts as the engine's integers)."""
 
 import pytest
 

@@ -171,7 +171,7 @@ def test_kai_one_queue_requests_more_than_it_deserves():
 
 
 def test_docs_worked_example_with_a_guarantee_inside():
-    """docs/queues.md: nlp guaranteed 6 inside ml's share of 8: nlp 6 + 1, vision 1; and a
+    """docs/queue-scheduling.md: nlp guaranteed 6 inside ml's share of 8: nlp 6 + 1, vision 1; and a
     research wanting only 2 leaves ml 10."""
     tree = tree_of(
         Queue("ml", weight=2), Queue("nlp", "ml"), Queue("vision", "ml"), Queue("research"), Queue("default")
