@@ -254,3 +254,15 @@ def test_the_layer_rule_sees_a_forbidden_import():
     graph, _ = _project_graph()
     assert "scheduler_core.models" in graph["scheduler_core.reads.selectors"]
     assert any(_within(name, "scheduler_core.snapshot") for name in graph["scheduler_core.services.cycle"])
+
+
+def test_each_scheduler_core_package_says_what_lives_there_and_what_it_may_import():
+    """A newcomer reads the package's ``__init__`` first: it names its concern and its imports."""
+    silent = []
+    for init in sorted((ROOT / "scheduler_core").glob("*/__init__.py")):
+        if init.parent.name == "migrations":
+            continue
+        docstring = ast.get_docstring(ast.parse(init.read_text())) or ""
+        if "import" not in docstring.lower():
+            silent.append(init.parent.name)
+    assert silent == []

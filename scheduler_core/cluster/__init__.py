@@ -4,6 +4,9 @@ Like healthchecks' TRANSPORTS, each backend is a label and a dotted path importe
 so the simulated cluster never imports the Kubernetes client and vice versa. One instance per
 process is kept (the simulated cluster's seeded failure injection is a sequence, not a function
 of the call); tests that change the settings get a fresh one (see ``_settings_changed``).
+
+Imports the engine, models, db, specs and services; ``kube/mirror.py`` also the declarations
+(watched objects are applied as manifests are), as its import says.
 """
 
 from __future__ import annotations

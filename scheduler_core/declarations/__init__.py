@@ -6,6 +6,9 @@ of accepted (apiVersion, kind) and picks a loader per format (one module each: `
 result, ``validate.py`` the shared checks (``node_constraints.py`` for affinity, tolerations and
 taints), ``apply.py`` writes it
 (``manifests_apply``), ``provisional.py`` promotes provisional gangs after their grace period.
+
+Imports the engine, models, reads, specs and services (and ``tasks.cycle_trigger``); nothing
+below imports this package but the Kubernetes mirror.
 """
 
 from .apply import ApplyResult, manifests_apply

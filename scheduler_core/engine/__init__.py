@@ -5,6 +5,8 @@
 
 See ``model.py`` for the snapshot, ``decisions.py`` for the result and ``cycle.py`` for the order
 of the actions.
+
+Imports numpy and the standard library only: nothing of Django, nothing else of scheduler_core.
 """
 
 from .apply import apply_result

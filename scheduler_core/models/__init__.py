@@ -14,7 +14,8 @@
   minute), kept by triggers for the pages.
 
 Enumerations shared with the engine (GangPhase, GangMode, ...) are imported from
-``scheduler_core.engine.model``, never redefined, so a phase means the same in both.
+``scheduler_core.engine.model``, never redefined, so a phase means the same in both. Imports
+the engine and validators only.
 """
 
 from .cluster import Node, NodeUsage, UsageMinute

@@ -1,7 +1,7 @@
 """Trace replay: the engine run in virtual time on recorded workloads, policy by policy.
 
-Plain Python + numpy like the engine (no Django: a test checks it), so the CLI, the Celery task
-and the benchmark share it::
+Plain Python + numpy like the engine (no Django: a test checks it); of scheduler_core it imports
+the engine only. So the CLI, the Celery task and the benchmark share it::
 
     trace = load_trace("jobs.csv")                  # traces.py: gangsched CSV, Tiresias
     cluster = load_cluster("1000x{cpu=64,memory=512Gi,nvidia.com/gpu=8}")   # clusters.py
