@@ -69,8 +69,15 @@ class QueueOutput(serializers.Serializer):
     cohort = serializers.BooleanField(source="queue.cohort")
     sourceFormat = serializers.CharField(source="queue.source_format")  # noqa: N815
     used = serializers.DictField(child=serializers.IntegerField(), help_text="Bound pods' requests, subtree.")
-    pending = serializers.DictField(child=serializers.IntegerField(), help_text="Pending pods' requests.")
+    pending = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Requests of the pending pods the scheduler tries."
+    )
     pendingPods = serializers.IntegerField(source="pending_pods")  # noqa: N815
+    stalled = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Requests of the pending pods of timed-out, failed or killed gangs (until retried).",
+    )
+    stalledPods = serializers.IntegerField(source="stalled_pods")  # noqa: N815
     borrowed = serializers.DictField(child=serializers.IntegerField(), help_text="Used above the guarantee.")
     fairShare = serializers.DictField(  # noqa: N815
         source="fair_share",

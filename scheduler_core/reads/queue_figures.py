@@ -5,7 +5,9 @@ Per queue and resource, in canonical units:
 
 - ``used``: requests of the bound pods (a ``node``, terminating ones included: they still hold
   it) of active members charged to the queue;
-- ``pending``: requests of the pending ones (no node yet);
+- ``pending``: requests of the pending ones (no node yet) that the scheduler still tries to place;
+- ``stalled``: requests of the pending ones of gangs it no longer tries (timed out, failed,
+  killed) until an operator retries or deletes them: demand that does not wait in the queue;
 - ``borrowed``: ``used`` above ``guarantee``, where positive;
 - ``fair_share`` and ``lent``: as the latest scheduling cycle computed them (its QueueSample;
   None before a cycle has seen the queue): only the engine knows them.
@@ -13,7 +15,8 @@ Per queue and resource, in canonical units:
 A gang's members are charged to the gang's queue, a pod alone to its own (``Member.queue``); a
 name that is a Kueue LocalQueue of the pod's namespace stands for its ClusterQueue. An inner
 queue's figures add up its whole subtree. Four queries, whatever the number of queues or pods:
-the requests are the sums the database keeps per queue name (``scheduler_core.reads.tallies``).
+the requests are the sums the database keeps per queue name (``scheduler_core.reads.tallies``),
+and the stalled part is read from the few gangs in those phases.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from scheduler_core.models import LocalQueue, Queue, QueueSample
-from scheduler_core.reads.tallies import POD_COUNT, queue_charges
+from scheduler_core.reads.tallies import POD_COUNT, queue_charges, queue_charges_stalled
 
 
 @dataclass
@@ -35,6 +38,8 @@ class QueueFigures:
     used: dict[str, int] = field(default_factory=dict)
     pending: dict[str, int] = field(default_factory=dict)
     pending_pods: int = 0
+    stalled: dict[str, int] = field(default_factory=dict)
+    stalled_pods: int = 0
     fair_share: dict[str, int] | None = None
     lent: dict[str, int] | None = None
 
@@ -82,16 +87,23 @@ def queue_figures() -> dict[str, QueueFigures]:
         return figures
     # The sums the database keeps per (namespace, declared queue, bound) (``QueueUsage``, kept by
     # the member table's triggers): a few rows per queue, whatever the number of pods.
+    stalled = queue_charges_stalled()
     for (namespace, declared, bound), amounts in queue_charges().items():
         name = local.get((namespace, declared), declared)
-        pods = amounts.pop(POD_COUNT, 0)
+        held = stalled.get((namespace, declared, bound), {})
+        waiting = {resource: amount - held.get(resource, 0) for resource, amount in amounts.items()}
+        pods = waiting.pop(POD_COUNT, 0)
+        stalled_pods = held.get(POD_COUNT, 0)
+        held = {resource: amount for resource, amount in held.items() if resource != POD_COUNT}
         while name in figures:  # the leaf and each of its ancestors
             entry = figures[name]
             if bound:
-                _add(entry.used, amounts)
+                _add(entry.used, waiting)
             else:
-                _add(entry.pending, amounts)
+                _add(entry.pending, {resource: amount for resource, amount in waiting.items() if amount})
                 entry.pending_pods += pods
+                _add(entry.stalled, held)
+                entry.stalled_pods += stalled_pods
             name = entry.parent
     for sample in latest_samples():
         if sample.queue in figures:

@@ -16,8 +16,9 @@ from datetime import datetime
 
 from django.db import connection, transaction
 
+from scheduler_core.engine.model import INACTIVE_PHASES
 from scheduler_core.models import Gang, GangEvent, GangEventMinute, Member, QueueUsage
-from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, MemberPhase
 from scheduler_core.models.tallies import POD_COUNT
 
 _QUEUES = QueueUsage._meta.db_table
@@ -42,6 +43,26 @@ _QUEUES_FROM_MEMBERS = f"""
         SELECT m.namespace, COALESCE(g.queue, m.queue), m.node IS NOT NULL, '', 1
           FROM {_MEMBER} m LEFT JOIN {_GANG} g ON g.id = m.gang_id
          WHERE m.phase = ANY(%s)
+    ) d
+    GROUP BY namespace, queue, bound, resource
+    HAVING SUM(amount) <> 0
+"""
+#: The pods without a node of gangs the scheduler no longer tries (timed out, failed, killed,
+#: finished): their pods still exist, Pending, as a Kubernetes pod rejected by a gang plugin
+#: does, but nothing places them until an operator retries the gang. The gang's phase index
+#: finds the few such gangs; their members come by the gang index.
+_STALLED = f"""
+    SELECT namespace, queue, bound, resource, SUM(amount) FROM (
+        SELECT m.namespace, g.queue AS queue, false AS bound, r.key AS resource,
+               trunc((r.value)::numeric) AS amount
+          FROM {_GANG} g JOIN {_MEMBER} m ON m.gang_id = g.id
+         CROSS JOIN LATERAL jsonb_each({_REQUESTS}) r
+         WHERE g.phase = ANY(%s) AND m.phase = %s AND m.node IS NULL
+           AND jsonb_typeof(r.value) = 'number'
+        UNION ALL
+        SELECT m.namespace, g.queue, false, '', 1
+          FROM {_GANG} g JOIN {_MEMBER} m ON m.gang_id = g.id
+         WHERE g.phase = ANY(%s) AND m.phase = %s AND m.node IS NULL
     ) d
     GROUP BY namespace, queue, bound, resource
     HAVING SUM(amount) <> 0
@@ -71,6 +92,13 @@ def queue_charges() -> dict[QueueKey, Counter]:
     their number under ``POD_COUNT``: one aggregate over the stored rows."""
     sql = f"SELECT namespace, queue, bound, resource, SUM(amount) FROM {_QUEUES} GROUP BY 1, 2, 3, 4"
     return _charges(sql, [])
+
+
+def queue_charges_stalled() -> dict[QueueKey, Counter]:
+    """The part of ``queue_charges``' pending rows that belongs to gangs nobody schedules until
+    an operator acts (``_STALLED``): the pages count it apart from the demand that waits."""
+    phases = sorted(phase.value for phase in INACTIVE_PHASES)
+    return _charges(_STALLED, [phases, MemberPhase.PENDING.value, phases, MemberPhase.PENDING.value])
 
 
 def queue_charges_from_members() -> dict[QueueKey, Counter]:

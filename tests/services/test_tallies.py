@@ -80,6 +80,29 @@ def test_queue_figures_add_the_kept_sums_up_the_tree():
     assert figures["ml"].used == figures["nlp"].used and figures["ml"].pending_pods == 2
 
 
+def test_pods_of_gangs_nobody_tries_are_stalled_not_pending(capsys):
+    """A Hard-timed-out gang's pods still exist, Pending, but nothing places them until an
+    operator retries the gang: the queue's pending demand must not count them (the Queues page
+    once showed 31 GPUs pending where the waiting gangs asked for 12)."""
+    top = Queue.objects.create(name="ml")
+    Queue.objects.create(name="nlp", parent=top)
+    make_gang("team/waits", 2, cpu=2, queue="nlp")
+    timed_out = make_gang("team/timed-out", 3, cpu=4, queue="nlp")
+    killed = make_gang("team/killed", 1, cpu=8, queue="nlp")
+    Gang.objects.filter(pk=timed_out.pk).update(phase="TimedOut")
+    Gang.objects.filter(pk=killed.pk).update(phase="Killed")
+    figures = queue_figures()
+    assert figures["nlp"].pending == {"cpu": 4000, "memory": 2 * GI} and figures["nlp"].pending_pods == 2
+    assert figures["nlp"].stalled == {"cpu": 20000, "memory": 4 * GI} and figures["nlp"].stalled_pods == 4
+    assert figures["ml"].pending == figures["nlp"].pending and figures["ml"].stalled_pods == 4
+    call_command("describe", "queue", "nlp")
+    out = capsys.readouterr().out
+    assert "Pending:        cpu=4,memory=2Gi (2 pods)" in out
+    assert "Stalled:        cpu=20,memory=4Gi (4 pods of timed-out or failed gangs)" in out
+    Gang.objects.filter(pk=timed_out.pk).update(phase="Pending")  # retried: it waits again
+    assert queue_figures()["nlp"].pending_pods == 5 and queue_figures()["nlp"].stalled_pods == 1
+
+
 def test_drifted_queue_charges_are_found_and_repaired(capsys):
     make_gang("ml/train", 2, cpu=1)
     truth = in_step()
