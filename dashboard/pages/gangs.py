@@ -7,12 +7,14 @@ import json
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.reads import selectors as shared
+from scheduler_core.reads.timeouts import gang_timeout
 from scheduler_core.reads.topology import gang_topology
 from scheduler_core.services.queues import queue_for_gang
 
@@ -107,6 +109,8 @@ def gang_detail(request, namespace: str, name: str):
     progress_for([gang])
     history = list(reversed(event_visible(user=request.user).filter(gang=gang)[:HISTORY_LIMIT]))
     members = list(shared.gang_members(gang))
+    now = timezone.now()
+    timeout = gang_timeout(gang, now)
     topology = gang_topology(gang, members)
     for member, domains in zip(members, topology["domains"], strict=True):
         member.domain_list = list(domains.values())
@@ -119,6 +123,8 @@ def gang_detail(request, namespace: str, name: str):
             "members": members,
             "topology": topology,
             "rank": shared.gang_queue_rank(gang),
+            "timeout": timeout,
+            "timeout_text": timeout.text(now),
             # A Kueue LocalQueue's name stands for its ClusterQueue: link the queue it is charged to.
             "queue": queue_for_gang(gang.namespace, gang.queue),
             "queue_reason": gang.reason in QUEUE_REASONS,

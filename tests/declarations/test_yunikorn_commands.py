@@ -51,7 +51,7 @@ def test_describe_an_application_shows_each_of_its_gangs():
     text = run("describe", "application", "data/etl-0042")
     assert text.startswith("Application:    data/etl-0042 (2 gangs)")
     assert "Name:           data/etl-0042-workers" in text and "tg-etl-0042-workers-1" in text
-    assert "Timeout:        120s" in text
+    assert "Timeout:        Soft after 120 s, counted from when a member can first be placed" in text
     detail = json.loads(run("describe", "gang", "data/etl-0042-workers", "-o", "json"))
     assert detail["application"] == "etl-0042"
     assert "Application:    etl-0042" in run("describe", "gang", "data/etl-0042")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from scheduler_core.management.commands import _queues, _topologies
 from scheduler_core.management.commands.get import quantities
@@ -33,6 +34,7 @@ from scheduler_core.reads.selectors import (
     gang_progress,
     gang_state,
 )
+from scheduler_core.reads.timeouts import gang_timeout
 from scheduler_core.reads.topology import gang_topology
 
 
@@ -50,6 +52,7 @@ def gang_detail(gang: Gang) -> dict:
         "mode": gang.mode,
         "style": gang.style,
         "wait_seconds": gang.wait_seconds,
+        "timeout": _timeout(gang),
         "priority": gang.priority,
         "queue": gang.queue,
         "placement": gang.placement,
@@ -82,8 +85,14 @@ def gang_detail(gang: Gang) -> dict:
     }
 
 
-def _seconds(value: float | None) -> str:
-    return "<none>" if value is None else f"{value:g}s"
+def _timeout(gang: Gang) -> dict:
+    now = timezone.now()
+    state = gang_timeout(gang, now)
+    return {
+        "state": state.state,
+        "deadline": state.deadline.isoformat() if state.deadline else None,
+        "text": state.text(now),
+    }
 
 
 def _resource_list(quantities: dict[str, str]) -> str:
@@ -127,7 +136,7 @@ def gang_text(d: dict) -> str:
         f"Min member:     {d['min_member']}" + (f" of {d['total_number']}" if d["total_number"] else ""),
         f"Min resources:  {_resource_list(d['min_resources']) or '<none>'}",
         f"Mode / style:   {d['mode']} / {d['style']}",
-        f"Timeout:        {_seconds(d['wait_seconds'])}",
+        f"Timeout:        {d['timeout']['text']}",
         f"Priority:       {'<from pods>' if d['priority'] is None else d['priority']}   Queue: {d['queue']}",
         f"Source:         {d['source_format'] or '<api>'}   Submitter: {d['submitter'] or '<none>'}",
         f"Application:    {d['application'] or '<none>'}",
