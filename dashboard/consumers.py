@@ -21,8 +21,11 @@ subscribed for the old one lets through.
 - ``{"subscribe": "ns/name"}`` finds the gang of that key the user may see, now, and joins its
   group ``gang.<id>``; ``{"unsubscribe": "ns/name"}`` leaves it. Events reaching the socket
   through both groups are forwarded once (by event id).
-- A gang's deletion sends ``gang.deleted`` (its id) to ``gangs``: the socket leaves that gang's
-  group and forgets its answer about it. Nothing is forwarded to the page for it.
+- A gang's deletion sends ``gang.deleted`` (its id, key and submitter) to ``gangs``: the socket
+  leaves that gang's group and forgets its answer about it, and forwards
+  ``{"type": "gang.deleted", "gang": "ns/name"}`` to the page when its user could see that gang:
+  the API's rule (``gang_visible``: every gang with ``view_gang``, else one's own) applied to the
+  notice's submitter, since the row is gone. Pages drop the gang's rows and re-read their lists.
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ _CACHE_SIZE = 2048
 _SEEN_SIZE = 512
 # namespace (RFC 1123 label) / name (RFC 1123 subdomain).
 GANG_KEY = re.compile(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$")
-# Not sent to the page: the id decides here; the API, and so the page, names gangs by key.
-_SERVER_ONLY = "gang_id"
+# Not sent to the page: the id and the submitter decide here; the API, and so the page, names
+# gangs by key.
+_SERVER_ONLY = ("gang_id", "submitter")
 
 
 def visible_gang_id(user, key: str) -> int | None:
@@ -58,6 +62,14 @@ def visible_gang_id(user, key: str) -> int | None:
 def user_may_see_gang_id(user, gang_id: int) -> bool:
     """The API's visibility rule for one gang, by id (a deleted gang: False)."""
     return gang_visible(user=user).filter(pk=gang_id).exists()
+
+
+def user_may_see_deleted(user, sees_all: bool, submitter) -> bool:
+    """``gang_visible``'s rule for a gang already deleted, from its notice: every gang for those
+    who see all gangs, else one's own (a gang without a submitter is nobody's own)."""
+    if sees_all:
+        return True
+    return isinstance(submitter, str) and submitter != "" and submitter == user.get_username()
 
 
 def user_rights(user) -> tuple[object | None, bool]:
@@ -173,7 +185,7 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
         self.seen[event_id] = None
         while len(self.seen) > _SEEN_SIZE:
             self.seen.popitem(last=False)
-        await self.send_json({field: value for field, value in event.items() if field != _SERVER_ONLY})
+        await self.send_json({field: value for field, value in event.items() if field not in _SERVER_ONLY})
 
     async def gang_deleted(self, notice: dict) -> None:
         """Sent to every socket once a gang's deletion commits (scheduler_core/events.py)."""
@@ -181,3 +193,7 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
         self.visible.pop(gang_id, None)
         for key in [key for key, subscribed in self.subscriptions.items() if subscribed == gang_id]:
             await self.leave(key)
+        await self.rights_check()
+        if self.user is None or not user_may_see_deleted(self.user, self.sees_all, notice.get("submitter")):
+            return
+        await self.send_json({"type": "gang.deleted", "gang": notice.get("gang")})

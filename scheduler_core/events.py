@@ -13,9 +13,10 @@ consumer (``dashboard/consumers.py``) decides visibility and subscriptions per i
 A deleted gang's history goes with it, so its deletion cannot travel through the outbox: once
 the deletion commits, ``gang.deleted`` (its id and key) is sent to ``gangs`` (every socket),
 whatever deleted it (services, the admin, the Kubernetes mirror, a queryset: ``post_delete``),
-so sockets drop their subscription to it and their cached answer about it. Best effort: a notice
-lost (Redis away) leaves a subscription no event will reach and an answer about an id no event
-will carry again.
+so sockets drop their subscription to it and their cached answer about it, and tell their page
+when its user could see that gang (the notice carries its submitter for that: the row is gone).
+Best effort: a notice lost (Redis away) leaves a subscription no event will reach, an answer
+about an id no event will carry again, and a row on a page until its next refresh.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ async def _send_all(layer, messages: list[tuple[str, dict]]) -> None:
 
 
 def deleted_payload(gang: Gang) -> dict:
-    return {"type": "gang.deleted", "gang_id": gang.pk, "gang": gang.key}
+    """``submitter`` lets the consumer apply the API's visibility rule to a row no longer there."""
+    return {"type": "gang.deleted", "gang_id": gang.pk, "gang": gang.key, "submitter": gang.submitter}
 
 
 class _DeletionBatch:

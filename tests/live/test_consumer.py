@@ -128,9 +128,12 @@ async def test_a_deleted_gang_ends_its_subscriptions(alice, delete):
     assert await comm.receive_json_from(timeout=3) == {"subscribed": "ml/alices"}
     await database_sync_to_async(delete)("ml/alices")
     # The deletion's notice went to the socket before this event: once the event is here, the
-    # notice has been handled.
+    # notice has been handled (and told to the page: the gang was hers).
     await publish(("ml/other", "alice"))
-    assert [m["gang"] for m in await received(comm)] == ["ml/other"]
+    assert [(m["type"], m["gang"]) for m in await received(comm)] == [
+        ("gang.deleted", "ml/alices"),
+        ("gang.event", "ml/other"),
+    ]
     await comm.send_json_to({"unsubscribe": "ml/alices"})  # no subscription left to end
     assert await comm.receive_json_from(timeout=3) == {
         "error": "cannot unsubscribe: gang not found",
@@ -215,3 +218,37 @@ async def test_the_timeout_sweep_publishes_once_it_has_committed(olga):
         message = await comm.receive_json_from(timeout=30)
         seen.append((message["gang"], message["kind"], message["phase"]))
     await comm.disconnect()
+
+
+async def test_a_deletion_reaches_the_pages_of_those_who_could_see_the_gang(alice, bob, olga):
+    """alice's gang deleted: her page and the operator's are told, with the key only; bob's
+    socket gets nothing, not even the key (the row is gone: the notice's submitter decides)."""
+    await database_sync_to_async(event_for)("ml/alices", "alice", kind="created")
+    sockets = {user.username: communicator(user) for user in (alice, bob, olga)}
+    for comm in sockets.values():
+        assert (await comm.connect())[0]
+    await database_sync_to_async(delete_by_queryset)("ml/alices")
+    await publish(("ml/olgas", "olga"))  # after the notice: once it is here, the notice was handled
+    assert await received(sockets["alice"]) == [{"type": "gang.deleted", "gang": "ml/alices"}]
+    assert [(m["type"], m["gang"]) for m in await received(sockets["olga"])] == [
+        ("gang.deleted", "ml/alices"),
+        ("gang.event", "ml/olgas"),
+    ]
+    assert await sockets["bob"].receive_nothing(timeout=1.0)
+    for comm in sockets.values():
+        await comm.disconnect()
+
+
+def test_a_deleted_gang_is_visible_by_the_api_s_rule():
+    class User:
+        def __init__(self, name):
+            self.name = name
+
+        def get_username(self):
+            return self.name
+
+    assert consumers.user_may_see_deleted(User("alice"), False, "alice")
+    assert not consumers.user_may_see_deleted(User("bob"), False, "alice")
+    assert not consumers.user_may_see_deleted(User(""), False, "")  # nobody's own
+    assert not consumers.user_may_see_deleted(User("bob"), False, None)
+    assert consumers.user_may_see_deleted(User("olga"), True, "alice")

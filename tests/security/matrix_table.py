@@ -200,13 +200,14 @@ def unserved_expect(key: str) -> Outcome:
 
 
 #: Websocket ``ws/gangs/``: connect, then subscribe to alice's gang (bob: the same answer as for
-#: a gang that does not exist), unsubscribe, and receive her gang's events (bob: none); the
-#: anonymous socket is closed with 4401 before anything else.
+#: a gang that does not exist), unsubscribe, receive her gang's events (bob: none) and the notice
+#: of its deletion (bob: none); the anonymous socket is closed with 4401 before anything else.
 SOCKET_TABLE = {
     "ws/gangs/": {
         "connect": {"anonymous": LOGIN, "alice": OK, "bob": OK, "vera": OK, "olga": OK},
         "subscribe": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
         "unsubscribe": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
         "receive": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
+        "receive-deleted": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
     }
 }

@@ -2,7 +2,8 @@
 router, as each role, through the whole application (origin check, session, routing) on the
 real channel layer. Connecting; subscribing to and unsubscribing from alice's gang, where bob
 gets the very answer a gang that does not exist gets (asked again once her gang is deleted);
-and receiving her gang's events, which reach everyone who may see it and never bob."""
+and receiving her gang's events and the notice of its deletion, which reach everyone who may see
+it and never bob."""
 
 from __future__ import annotations
 
@@ -89,10 +90,18 @@ async def test_socket_cells():
         while not await sockets[role].receive_nothing(timeout=0.5):
             kinds.append((await sockets[role].receive_json_from())["kind"])
         seen[("receive", role)] = kinds == ([] if role == "bob" else ["retried"])
+
+    # "receive-deleted": her gang's deletion is told to the pages of those who could see it.
+    await database_sync_to_async(delete_alices_gang)()
+    for role in ROLES[1:]:
+        notices = []
+        while not await sockets[role].receive_nothing(timeout=0.5):
+            notices.append(await sockets[role].receive_json_from())
+        told = [{"type": "gang.deleted", "gang": KEY}]
+        seen[("receive-deleted", role)] = notices == ([] if role == "bob" else told)
         await sockets[role].disconnect()
 
     # bob's answers were those of a gang that does not exist: ask again once it does not.
-    await database_sync_to_async(delete_alices_gang)()
     comm = communicator(users["bob"])
     assert (await comm.connect())[0]
     for action in ("subscribe", "unsubscribe"):

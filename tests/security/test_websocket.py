@@ -92,6 +92,7 @@ async def test_a_gang_created_again_under_a_key_is_not_the_one_subscribed_to(ali
 
     await database_sync_to_async(bobs_gang_killed_and_deleted)()
     assert (await bobs.receive_json_from(timeout=3))["kind"] == "killed"
+    assert await bobs.receive_json_from(timeout=3) == {"type": "gang.deleted", "gang": "team-s/reuse-x"}
     await database_sync_to_async(alices_gang_under_the_same_key)()
 
     await received_by_one_only(alices, bobs, ["created", "satisfied", "bound"], "team-s/reuse-x")
