@@ -19,6 +19,7 @@ from scheduler_core.reads.topology import gang_topology
 from scheduler_core.services.queues import queue_for_gang
 
 from .access import KILL, RETRY, _get_gang_for_user, can_act
+from .live_lists import page_query, rows_response, wants_rows
 from .selectors import progress_for
 
 PAGE_SIZE = 50
@@ -81,25 +82,24 @@ def gang_list(request):
     page = Paginator(gangs, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     progress_for(rows)
-    query = request.GET.copy()
+    query = page_query(request)
     query.pop("page", None)
     sort_query = query.copy()
     sort_query.pop("sort", None)
-    return render(
-        request,
-        "dashboard/gangs.html",
-        {
-            "page": page,
-            "gangs": rows,
-            "phases": PHASES,
-            "states": states,
-            "applied": applied,
-            "sort": sort,
-            "query": query.urlencode(),
-            "sort_query": sort_query.urlencode(),
-            "columns": ["state", "namespace", "queue", "submitter", "priority", "age"],
-        },
-    )
+    context = {
+        "page": page,
+        "gangs": rows,
+        "phases": PHASES,
+        "states": states,
+        "applied": applied,
+        "sort": sort,
+        "query": query.urlencode(),
+        "sort_query": sort_query.urlencode(),
+        "columns": ["state", "namespace", "queue", "submitter", "priority", "age"],
+    }
+    if wants_rows(request):
+        return rows_response(request, "dashboard/_gang_list.html", context, page.paginator.count)
+    return render(request, "dashboard/gangs.html", context)
 
 
 @require_GET

@@ -20,6 +20,7 @@ from scheduler_core.engine.model import GangPhase
 
 from .access import KILL, RETRY, can_act
 from .actions import gangs_act
+from .live_lists import page_path, rows_response, wants_rows
 from .selectors import progress_for
 
 PAGE_SIZE = 50
@@ -38,11 +39,15 @@ def timed_out_list(request):
     for gang in rows:  # permissions are cached on the user: no query per row
         gang.can_retry = can_act(request.user, gang, RETRY)
         gang.can_kill = can_act(request.user, gang, KILL)
-    return render(
-        request,
-        "dashboard/timed_out.html",
-        {"page": page, "gangs": rows, "can_bulk": any(g.can_retry or g.can_kill for g in rows)},
-    )
+    context = {
+        "page": page,
+        "gangs": rows,
+        "can_bulk": any(g.can_retry or g.can_kill for g in rows),
+        "next_path": page_path(request),
+    }
+    if wants_rows(request):
+        return rows_response(request, "dashboard/_timed_out_list.html", context, page.paginator.count)
+    return render(request, "dashboard/timed_out.html", context)
 
 
 @require_POST

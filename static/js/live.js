@@ -5,10 +5,21 @@
  * /api/v1/gangs/<ns>/<name>/ and every element carrying data-gang="<ns>/<name>" is updated:
  *   .progress[data-gang]     data-bound/-reserved/-min/-total, .progress-bar width (bound/min),
  *                            .progress-reserved width and .progress-label text when present
- *   .gang-state[data-gang]   the state text (and data-state)
- *   #event-feed              a line per event, newest first (at most FEED_MAX lines)
+ *   .gang-state[data-gang]   the badge: text, CSS class and data-state, from the mapping the
+ *                            server renders as JSON (#gang-state-badges, dashboard/templatetags/
+ *                            badges.py: the one the templates use), so its colour follows its text
+ *   #event-feed              a line per event, newest first (at most FEED_MAX lines), as the
+ *                            server renders its lines
  * Each update is also announced as a "gangsched:gang" DOM event on document
- * (detail: {event, gang}) for the page's own scripts (charts).
+ * (detail: {event, gang}) for the page's own scripts (charts, queues, live lists). A gang's
+ * deletion ({"type": "gang.deleted", "gang": key}, sent only to those who could see it) is
+ * announced the same way with gang null, and as "gangsched:gang-deleted" (detail: {gang: key}).
+ *
+ * Times: every <time datetime="..."> is shown by one formatter, in the viewer's time zone:
+ * HH:MM:SS (24-hour) for today, YYYY-MM-DD HH:MM:SS otherwise; one marked data-ago keeps its
+ * words ("3 minutes ago") and shows that time on hover. window.gangschedLive.formatTimes(root)
+ * formats what a script adds.
+ * Each time the socket opens, "gangsched:open" (detail: {reconnected}) is fired.
  * When the socket closes, #live-status says so, the socket reconnects with backoff and, once
  * back, every gang shown on the page is re-read (catch-up) and the banner hides. Close code 4401
  * (not signed in) stops reconnecting.
@@ -17,6 +28,7 @@
   "use strict";
 
   var FEED_MAX = 50;
+  var REASON_MAX = 160;  // the server's truncatechars:160
   var BACKOFF_MIN_MS = 500;
   var BACKOFF_MAX_MS = 10000;
   var CATCH_UP_CONCURRENCY = 4;
@@ -33,7 +45,55 @@
     events: 0,
     lastEvent: null,
     refreshGang: refreshGang,
+    applyBadge: applyBadge,
+    formatTime: formatTime,
+    formatTimes: formatTimes,
   });
+
+  // ---- one badge mapping, one time format
+
+  function badgeFor(state) {
+    var source = document.getElementById("gang-state-badges");
+    var badges = {};
+    if (source) {
+      try {
+        badges = JSON.parse(source.textContent);
+      } catch (err) {
+        badges = {};
+      }
+    }
+    return badges[state] || { text: state, "class": "gang-state" };
+  }
+
+  function applyBadge(el, state) {
+    var badge = badgeFor(state);
+    el.textContent = badge.text;
+    el.className = badge["class"];
+    el.setAttribute("data-state", state);
+  }
+
+  function two(n) {
+    return (n < 10 ? "0" : "") + n;
+  }
+
+  function formatTime(date, now) {
+    now = now || new Date();
+    var clock = two(date.getHours()) + ":" + two(date.getMinutes()) + ":" + two(date.getSeconds());
+    if (date.toDateString() === now.toDateString()) return clock;
+    return date.getFullYear() + "-" + two(date.getMonth() + 1) + "-" + two(date.getDate()) + " " + clock;
+  }
+
+  function formatTimes(root) {
+    var all = (root || document).querySelectorAll("time[datetime]");
+    var now = new Date();
+    for (var i = 0; i < all.length; i++) {
+      var when = new Date(all[i].getAttribute("datetime"));
+      if (isNaN(when.getTime())) continue;
+      var shown = formatTime(when, now);
+      if (all[i].hasAttribute("data-ago")) all[i].setAttribute("title", shown);
+      else all[i].textContent = shown;
+    }
+  }
 
   function statusBanner(text) {
     var el = document.getElementById("live-status");
@@ -69,6 +129,7 @@
       document.documentElement.setAttribute("data-live", "open");
       // Events sent while the page was loading or the socket was down are gone: re-read.
       catchUp(reconnected);
+      document.dispatchEvent(new CustomEvent("gangsched:open", { detail: { reconnected: reconnected } }));
     };
     socket.onmessage = function (message) {
       var event;
@@ -82,6 +143,10 @@
         live.lastEvent = event;
         prependFeed(event);
         refreshGang(event.gang, event);
+      } else if (event && event.type === "gang.deleted" && typeof event.gang === "string") {
+        live.lastEvent = event;
+        document.dispatchEvent(new CustomEvent("gangsched:gang-deleted", { detail: { gang: event.gang } }));
+        document.dispatchEvent(new CustomEvent("gangsched:gang", { detail: { event: event, gang: null } }));
       }
     };
     socket.onclose = function (close) {
@@ -146,8 +211,7 @@
       if (label) label.textContent = bound + "/" + min + (reserved ? " +" + reserved + "r" : "");
     });
     elementsOf(key, ".gang-state").forEach(function (cell) {
-      cell.textContent = gang.state || gang.phase;
-      cell.setAttribute("data-state", gang.state || gang.phase);
+      applyBadge(cell, gang.state || gang.phase);
     });
   }
 
@@ -206,24 +270,33 @@
     });
   }
 
+  // As overview.html renders a line: <time> <a>key</a> <span class="kind kind-X">X</span> reason
   function prependFeed(event) {
     var feed = document.getElementById("event-feed");
     if (!feed) return;
+    var kind = event.kind || "";
     var item = document.createElement("li");
     item.setAttribute("data-gang", event.gang);
-    item.setAttribute("data-kind", event.kind || "");
-    item.className = "event event-" + (event.kind || "unknown");
+    item.setAttribute("data-kind", kind);
     var time = document.createElement("time");
-    time.setAttribute("datetime", event.created || "");
     var created = event.created ? new Date(event.created) : new Date();
-    time.textContent = isNaN(created.getTime()) ? "" : created.toLocaleTimeString();
+    if (isNaN(created.getTime())) created = new Date();
+    time.setAttribute("datetime", created.toISOString());
+    time.textContent = formatTime(created);
     var link = document.createElement("a");
     link.href = "/gangs/" + event.gang.split("/").map(encodeURIComponent).join("/") + "/";
     link.textContent = event.gang;
+    var badge = document.createElement("span");
+    badge.className = "kind kind-" + kind;
+    badge.textContent = kind;
+    var reason = event.reason || "";
+    if (reason.length > REASON_MAX) reason = reason.slice(0, REASON_MAX - 1) + "\u2026";
     item.appendChild(time);
     item.appendChild(document.createTextNode(" "));
     item.appendChild(link);
-    item.appendChild(document.createTextNode(" " + (event.kind || "") + (event.reason ? ": " + event.reason : "")));
+    item.appendChild(document.createTextNode(" "));
+    item.appendChild(badge);
+    item.appendChild(document.createTextNode(" " + reason));
     var empty = feed.querySelector("li.empty");
     if (empty) feed.removeChild(empty);
     feed.insertBefore(item, feed.firstChild);
@@ -235,5 +308,10 @@
     if (socket) socket.close(1000);
   });
 
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { formatTimes(document); });
+  } else {
+    formatTimes(document);
+  }
   connect();
 })();

@@ -127,7 +127,7 @@ def test_the_overview_shows_the_processes_make_run_restarted(as_olga, settings, 
     html = as_olga.get("/").content.decode()
 
     assert '<div data-process="worker"><span class="restarts-badge">worker restarted 3 times</span>' in html
-    assert 'last exit -9 (SIGKILL), restarted <time datetime="2026-11-28T20:31:05+00:00">' in html
+    assert 'last exit -9 (SIGKILL), restarted <time datetime="2026-11-28T20:31:05+00:00" data-ago>' in html
     assert '<span class="restarts-badge">beat restarted 1 time</span> last exit 1,' in html
     assert 'data-process="web"' not in html
 

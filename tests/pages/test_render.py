@@ -55,7 +55,9 @@ def test_the_progress_bar_follows_the_live_contract(as_olga, world):
         'data-total="2"'
     ) in html
     assert '<span class="progress-bar" style="width: 0%">' in html
-    assert '<span class="gang-state state-Pending" data-gang="ml/train">' in html
+    assert '<span class="gang-state state-Pending" data-gang="ml/train" data-state="Pending">' in html
+    # The badges' mapping, as static/js/live.js reads it when a state changes live.
+    assert '"Finished": {"text": "Finished", "class": "gang-state state-Finished"}' in html
 
 
 def test_the_overview_has_the_feed_and_chart_data(as_olga, world):

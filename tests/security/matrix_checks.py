@@ -136,6 +136,8 @@ CHECKS = {
     ("api:events", "GET", "gang-filter"): _lists_alices_gang,
     ("dashboard:gangs", "GET", "default"): _lists_alices_gang,
     ("dashboard:timed-out", "GET", "default"): _lists_alices_gang,
+    ("dashboard:gangs", "GET", "live-rows"): _lists_alices_gang,
+    ("dashboard:timed-out", "GET", "live-rows"): _lists_alices_gang,
     ("api:gang-retry", "POST", "default"): _phase_after("retry"),
     ("api:gang-kill", "POST", "default"): _phase_after("kill"),
     ("api:gangs", "POST", "default"): _owned_by_sender,

@@ -110,6 +110,8 @@ REQUESTS = {
     ("dashboard:gang-action", "POST", "default"): lambda role: {
         "data": {"action": "kill", "gang": f"ml/{SECRET}", "confirm": "yes", "next": "/timed-out/"}
     },
+    ("dashboard:gangs", "GET", "live-rows"): lambda role: {"data": {"live": "rows"}},
+    ("dashboard:timed-out", "GET", "live-rows"): lambda role: {"data": {"live": "rows"}},
     ("dashboard:simulations", "POST", "default"): lambda role: {"data": _SIMULATION},
     ("dashboard:queue-action", "POST", "default"): lambda role: {"data": {"action": "close"}},
     ("login", "POST", "default"): lambda role: {"data": _credentials(role)},

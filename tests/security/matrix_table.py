@@ -145,6 +145,7 @@ TABLE: list[Row] = [
     # The pages (session authentication, 302 to the sign-in page).
     row("dashboard:overview", "GET", *everyone(OK)),
     row("dashboard:gangs", "GET", *everyone(OK)),
+    row("dashboard:gangs", "GET", *everyone(OK), case="live-rows"),  # the list part, refreshed live
     row("dashboard:gang", "GET", *GANG_READ),
     row("dashboard:gang-action", "POST", LOGIN, REDIRECT, REFUSED_REDIRECT, REFUSED_REDIRECT, REDIRECT),
     row("dashboard:nodes", "GET", *everyone(OK)),
@@ -152,6 +153,7 @@ TABLE: list[Row] = [
     row("dashboard:queues-live", "GET", *everyone(OK)),
     row("dashboard:queue-action", "POST", LOGIN, *[PAGE_NOT_FOUND] * 3, REDIRECT),
     row("dashboard:timed-out", "GET", *everyone(OK)),
+    row("dashboard:timed-out", "GET", *everyone(OK), case="live-rows"),
     row("dashboard:simulations", "GET", *everyone(OK)),
     row("dashboard:simulations", "POST", *OPERATORS_ONLY, REDIRECT),
     row("dashboard:simulation", "GET", *everyone(OK)),
