@@ -43,6 +43,7 @@
   var live = (window.gangschedLive = {
     state: "connecting",  // "open", "reconnecting", "stopped"; tests and benchmarks read it
     events: 0,
+    deletions: 0,
     lastEvent: null,
     refreshGang: refreshGang,
     applyBadge: applyBadge,
@@ -144,6 +145,7 @@
         prependFeed(event);
         refreshGang(event.gang, event);
       } else if (event && event.type === "gang.deleted" && typeof event.gang === "string") {
+        live.deletions += 1;
         live.lastEvent = event;
         document.dispatchEvent(new CustomEvent("gangsched:gang-deleted", { detail: { gang: event.gang } }));
         document.dispatchEvent(new CustomEvent("gangsched:gang", { detail: { event: event, gang: null } }));

@@ -8,11 +8,12 @@
 // this page appears in its place, one that belongs to another page or another filter does not, a
 // deleted or no longer matching gang's row goes, and a later page shifts by a row as a reload
 // would shift it. Boxes ticked for the bulk actions stay ticked while their gang stays listed.
-// [data-live-count] shows the list's count. window.gangschedLists counts refreshes (tests).
+// [data-live-count] shows the list's count. window.gangschedLists counts the answers (tests).
 (function () {
   "use strict";
   var REFRESH_MS = 1000;
-  var lists = (window.gangschedLists = { refreshes: 0, count: null });
+  // answers: lists read; refreshes: those that changed the list.
+  var lists = (window.gangschedLists = { answers: 0, refreshes: 0, count: null });
   var lastRefresh = 0, timer = null, fetching = false, shown = null;
 
   function box() {
@@ -33,6 +34,7 @@
   function apply(body) {
     var list = box();
     if (!list || typeof body.html !== "string") return;
+    lists.answers += 1;
     lists.count = body.count;
     document.querySelectorAll("[data-live-count]").forEach(function (el) { el.textContent = String(body.count); });
     if (shown === null) shown = comparable(list.innerHTML);
