@@ -17,8 +17,10 @@ from django.db import connections
 
 from scheduler_core.events import events_publish
 from scheduler_core.models import Gang
+from scheduler_core.services.queues import queues_put
 from tests.cast import make_gang
 from tests.loop.factories import make_nodes
+from tests.queues.conftest import spec
 
 from .conftest import api_post, kick_until, log_in, wait_live
 from .test_live_pages import assert_not_reloaded, gang_json, mark, phase
@@ -156,5 +158,22 @@ def test_the_feed_shows_live_and_server_rendered_times_alike(browser, live, olga
         # The lines themselves are alike: time, gang, kind.
         line = page.locator(f'#event-feed li[data-gang="{key}"]').last
         assert line.locator("span.kind").inner_text() == "created"
+    assert_not_reloaded(page)
+    page.context.close()
+
+
+def waiting(page, queue: str) -> str:
+    return page.locator(f'#queue-{queue} .queue-waiting').get_attribute("data-waiting")
+
+
+def test_the_queues_waiting_counts_follow_created_and_deleted_gangs(browser, live, olga):
+    queues_put([spec("nlp", guarantee={"cpu": 4000})])  # no node: its gangs wait
+    page = signed_in(browser, live, "olga", "/queues/")
+    assert waiting(page, "nlp") == "0"
+    response = api_post(page, live, "/api/v1/gangs/", gang_json("bert", 2, queue="nlp"))
+    assert response.status == 201, response.text()
+    kick_until(lambda: waiting(page, "nlp") == "1", what="nlp's waiting count to be 1")
+    off_the_loop(Gang.objects.filter(name="bert").delete)
+    page.wait_for_function("() => document.querySelector('#queue-nlp .queue-waiting').dataset.waiting == 0")
     assert_not_reloaded(page)
     page.context.close()
