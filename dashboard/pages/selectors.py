@@ -80,7 +80,16 @@ def progress_bar(*, bound: int, reserved: int, minimum: int, total: int) -> dict
         "total": total,
         "bound_pct": min(100, round(100 * bound / scale)),
         "reserved_pct": min(100 - min(100, round(100 * bound / scale)), round(100 * reserved / scale)),
+        "label": progress_label(bound=bound, reserved=reserved, minimum=minimum, total=total),
     }
+
+
+def progress_label(*, bound: int, reserved: int, minimum: int, total: int) -> str:
+    """``3/4 +1r``: bound of the minMember it needs, and reserved. A gang with more members than
+    its minimum counts against all of them and names the minimum (``6/8 (min 4)``), so that a
+    gang running beyond its quorum never reads ``6/4`` (static/js/live.js writes the same)."""
+    label = f"{bound}/{total} (min {minimum})" if total > minimum else f"{bound}/{minimum}"
+    return label + (f" +{reserved}r" if reserved else "")
 
 
 def node_rows(nodes: list[Node], *, submitter: str | None = None, all_gangs: bool = False) -> list[dict]:

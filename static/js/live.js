@@ -210,7 +210,8 @@
       var held = bar.querySelector(".progress-reserved");
       if (held) held.style.width = reservedPct + "%";
       var label = bar.querySelector(".progress-label");
-      if (label) label.textContent = bound + "/" + min + (reserved ? " +" + reserved + "r" : "");
+      // As dashboard/pages/selectors.py's progress_label: never "6/4" for a gang beyond its quorum.
+      if (label) label.textContent = (total > min ? bound + "/" + total + " (min " + min + ")" : bound + "/" + min) + (reserved ? " +" + reserved + "r" : "");
     });
     elementsOf(key, ".gang-state").forEach(function (cell) {
       applyBadge(cell, gang.state || gang.phase);

@@ -163,7 +163,7 @@ def test_the_feed_shows_live_and_server_rendered_times_alike(browser, live, olga
 
 
 def waiting(page, queue: str) -> str:
-    return page.locator(f'#queue-{queue} .queue-waiting').get_attribute("data-waiting")
+    return page.locator(f"#queue-{queue} .queue-waiting").get_attribute("data-waiting")
 
 
 def test_the_queues_waiting_counts_follow_created_and_deleted_gangs(browser, live, olga):

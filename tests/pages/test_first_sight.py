@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from dashboard.pages.selectors import progress_label
 from scheduler_core.models import Member, Node, SchedulingCycle
 from scheduler_core.services.submit import gang_submit
 from tests.pages.conftest import time_out
@@ -84,8 +85,14 @@ def test_progress_bars_have_a_legend_and_a_tooltip(as_olga, big, url):
     html = as_olga.get(url).content.decode()
 
     assert 'class="legend progress-legend"' in html
-    assert "<code>3/4 +1r</code>" in html and "reserved: room held for it on a node" in html
+    assert "<code>+Nr</code> for N more reserved: room held on a node" in html
     assert 'title="4 bound, 0 reserved (room held, not bound yet) of 4 needed (4 members)"' in html
+
+
+def test_a_gang_beyond_its_minimum_counts_against_all_its_members_never_6_of_4():
+    assert progress_label(bound=6, reserved=0, minimum=4, total=6) == "6/6 (min 4)"
+    assert progress_label(bound=3, reserved=1, minimum=4, total=4) == "3/4 +1r"
+    assert progress_label(bound=4, reserved=2, minimum=4, total=8) == "4/8 (min 4) +2r"
 
 
 def _run(*args) -> str:
