@@ -19,7 +19,7 @@ from django.utils.safestring import mark_safe
 from dashboard.api.selectors import pods_counted
 from dashboard.health import supervisor_restarts
 from scheduler_core.engine.quantity import format_quantity
-from scheduler_core.models import Gang, GangEvent, Member, Node, SchedulingCycle
+from scheduler_core.models import Gang, GangEvent, GangEventKind, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.reads.node_usage import usage_by_node, usage_total
 from scheduler_core.reads.selectors import gang_state
@@ -68,6 +68,23 @@ def progress_for(gangs: list[Gang]) -> None:
                 if other is not None
                 else {"key": key, "state": "NotSubmitted", "progress": None}
             )
+
+
+def timed_out_times(gangs: list[Gang]) -> None:
+    """Set ``timed_out_at`` (its latest ``timed_out`` event) and ``waited`` (seconds from the
+    start of its clock, ``wait_started``, which a timeout keeps, to then) on each timed-out gang:
+    one query for the page's gangs (the events' gang index)."""
+    latest = dict(
+        GangEvent.objects.filter(gang_id__in=[g.pk for g in gangs], kind=GangEventKind.TIMED_OUT)
+        .order_by()
+        .values("gang_id")
+        .annotate(at=Max("created"))
+        .values_list("gang_id", "at")
+    )
+    for gang in gangs:
+        gang.timed_out_at = latest.get(gang.pk)
+        started = gang.wait_started
+        gang.waited = (gang.timed_out_at - started).total_seconds() if gang.timed_out_at and started else None
 
 
 def progress_bar(*, bound: int, reserved: int, minimum: int, total: int) -> dict:

@@ -21,7 +21,7 @@ from scheduler_core.engine.model import GangPhase
 from .access import KILL, RETRY, can_act
 from .actions import gangs_act
 from .live_lists import page_path, rows_response, wants_rows
-from .selectors import progress_for
+from .selectors import progress_for, timed_out_times
 
 PAGE_SIZE = 50
 NOTHING_SELECTED = "Select at least one gang."
@@ -36,6 +36,7 @@ def timed_out_list(request):
     page = Paginator(gangs, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     progress_for(rows)
+    timed_out_times(rows)
     for gang in rows:  # permissions are cached on the user: no query per row
         gang.can_retry = can_act(request.user, gang, RETRY)
         gang.can_kill = can_act(request.user, gang, KILL)

@@ -1,9 +1,12 @@
 """Retry and kill from the pages: a confirmation first, then the operator service per gang, with
 one result message each; history says who did it; pressing twice changes nothing."""
 
-import pytest
+from datetime import timedelta
 
-from scheduler_core.models import Gang, GangEvent
+import pytest
+from django.utils import timezone
+
+from scheduler_core.models import Gang, GangEvent, GangEventKind
 from tests.pages.conftest import time_out
 
 pytestmark = pytest.mark.django_db
@@ -33,6 +36,21 @@ def test_the_queue_lists_timed_out_gangs_with_why_and_buttons(as_olga, world):
     assert 'data-gang="ml/train"' not in html  # pending, not timed out
     assert "not satisfied within 10s" in html
     assert "Retry selected" in html and "Kill selected" in html
+
+
+def test_the_list_says_when_each_gang_timed_out_and_how_long_it_had_waited(as_olga, world):
+    late = Gang.objects.get(namespace="ml", name="late")
+    timed_out_at = timezone.now() - timedelta(minutes=3)
+    started = timed_out_at - timedelta(seconds=10.6)
+    Gang.objects.filter(pk=late.pk).update(wait_seconds=10, wait_started=started)
+    GangEvent.objects.create(gang=late, kind=GangEventKind.TIMED_OUT, reason="late", created=timed_out_at)
+
+    html = as_olga.get("/timed-out/").content.decode()
+
+    assert "<th>Timed out at</th><th>Waited</th>" in html
+    row = html.split('<tr data-gang="ml/late">')[1].split("</tr>")[0]
+    assert f'<time datetime="{timed_out_at.isoformat()}">' in row
+    assert '<td class="waited">11 s <small>of 10 s</small></td>' in row
 
 
 def test_it_asks_for_confirmation_first(as_olga, world):
