@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from . import diagnosis
 from .placement import fit_counts
 from .quantity import format_amount
 from .state import ClusterState
@@ -20,8 +21,20 @@ def shapes_text(parts: list[tuple[int, Mapping[str, int]]]) -> str:
     return " + ".join(f"{count} x {resources_text(requests)}" for count, requests in parts)
 
 
-def counts_text(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{name.replace('_', ' ')} excludes {count}" for name, count in counts.items())
+def nodes_text(
+    shapes: list[Mapping], which: list[int], needs: list[tuple[int, Mapping[str, int]]] | None = None
+) -> str:
+    """kube-scheduler's '0/16 nodes are available: 4 node(s) had untolerated taint {...}, 12
+    Insufficient nvidia.com/gpu' for the shapes ``which`` (each named by its requests when the
+    gang has several), then, given ``needs``, what the gang needs."""
+    several = len(shapes) > 1
+    texts = [
+        (f"{resources_text(shapes[i]['requests'])}: " if several else "") + diagnosis.shape_text(shapes[i])
+        for i in which
+    ]
+    if needs is not None:
+        texts.append(f"needs {shapes_text(needs)}")
+    return "; ".join(texts)
 
 
 def insufficient_text(

@@ -223,6 +223,44 @@ class NodeFilter:
                 remaining &= admitted
         return counts
 
+    def rejections(self, pod: Pod) -> tuple[list[dict], np.ndarray]:
+        """What each filter rules out, in kube-scheduler's filter order, and the nodes left.
+
+        Each rejection is ``{"reason", "count", "detail"}``; each node is counted once, under the
+        first filter that rejects it (``EXCLUSION_REASONS`` order). A tainted node is counted
+        under its first untolerated taint (taints sorted by key, value, effect), named in
+        ``detail`` as ``key=value:effect``, so nodes with different taints are told apart.
+        """
+        selector, tolerations, affinity = constraint_key(pod)
+        cordon_ok, taints_ok = self._tolerations_mask(tolerations)
+        remaining = np.ones(self._size, dtype=bool)
+        rows: list[dict] = []
+
+        def rule_out(reason: str, admitted: np.ndarray, detail: str = "") -> None:
+            rejected = remaining & ~admitted
+            count = int(np.count_nonzero(rejected))
+            if count:
+                rows.append({"reason": reason, "count": count, "detail": detail})
+                remaining[rejected] = False
+
+        rule_out("NotReady", self._ready)
+        rule_out("Unschedulable", cordon_ok, _UNSCHEDULABLE_TAINT.key)
+        if not taints_ok.all():
+            first: dict[Taint, list[int]] = {}
+            for set_id, taints in enumerate(self._taint_sets):
+                untolerated = sorted(
+                    (t for t in taints if not _tolerated(tolerations, t)),
+                    key=lambda t: (t.key, t.value, t.effect),
+                )
+                if untolerated:
+                    first.setdefault(untolerated[0], []).append(set_id)
+            for taint, set_ids in first.items():
+                admitted = ~np.isin(self._taint_set_of_node, set_ids)
+                rule_out("UntoleratedTaint", admitted, f"{taint.key}={taint.value}:{taint.effect}")
+        rule_out("NodeSelector", self._selector_mask(selector), ",".join(f"{k}={v}" for k, v in selector))
+        rule_out("NodeAffinity", self._affinity_mask(affinity))
+        return rows, remaining
+
     def _tolerations_mask(self, tolerations: frozenset[Toleration]) -> tuple[np.ndarray, np.ndarray]:
         """(not cordoned or cordon tolerated, every NoSchedule/NoExecute taint tolerated)."""
         cached = self._toleration_masks.get(tolerations)

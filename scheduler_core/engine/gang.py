@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import explain, topology, topology_explain
+from . import diagnosis, explain, topology, topology_explain
 from .decisions import Explanation, Reason
 from .model import INACTIVE_PHASES, Gang, GangPhase, Pod
 from .placement import fit_counts
@@ -162,25 +162,27 @@ def _shortfall(
 def _resource_explanation(
     session: Session, gang: Gang, need: int, waiting: list[Pod], before: int, trial: Trial
 ) -> Explanation:
-    """'needs 8 x {cpu 4, nvidia.com/gpu 1}; 5 nodes can take one each; short by 3; ...'."""
+    """'needs 8 x {cpu 4, nvidia.com/gpu 1}; 5 nodes can take one each; short by 3; ...' when
+    resources hold the gang back; NoFeasibleNodes, with kube-scheduler's per-reason node counts
+    ('0/16 nodes are available: 4 node(s) had untolerated taint ...'), when a filter keeps a
+    shape of member off every node that could take it (``diagnosis.py``)."""
     available = trial.available_before(before)
     parts = []
     nodes_fit = 0
     placeable = 0
-    infeasible = None
     limiting = None
     groups = shapes(session, waiting)
+    diagnosed = []
     for request, pods in groups:
+        found = diagnosis.shape(session, available, request, pods)
+        diagnosed.append(found)
         mask = session.filter.mask(pods[0])
-        counts = fit_counts(available, request, mask)
-        capped = np.minimum(counts, len(pods))
+        capped = np.minimum(fit_counts(available, request, mask), len(pods))
         nodes_fit += int(np.count_nonzero(capped))
         placeable += int(capped.sum())
         shown = need if len(groups) == 1 else len(pods)
-        parts.append((shown, session.state.describe(request)))
-        if not mask.any():
-            infeasible = session.filter.excluded_by(pods[0])
-        elif limiting is None:
+        parts.append((shown, found["requests"]))
+        if limiting is None and mask.any():
             limiting = explain.limiting_resource(session.state, available, request, mask)
     placeable = min(placeable, need)
     short = max(need - placeable, 1)
@@ -189,21 +191,20 @@ def _resource_explanation(
         "placeable": placeable,
         "short_by": short,
         "nodes_that_fit": nodes_fit,
-        "shapes": [{"count": count, "requests": requests} for count, requests in parts],
+        "shapes": [{**found, "count": count} for found, (count, _) in zip(diagnosed, parts, strict=True)],
     }
-    if infeasible is not None and nodes_fit == 0:
-        details["excluded_by"] = infeasible
+    blocked = [i for i, found in enumerate(diagnosed) if diagnosis.blocked_by_filters(found)]
+    if blocked:
+        details["excluded_by"] = session.filter.excluded_by(groups[blocked[0]][1][0])
         return Explanation(
             gang.key,
             Reason.NO_FEASIBLE_NODES,
-            f"needs {explain.shapes_text(parts)}; "
-            f"no node passes its filters ({explain.counts_text(infeasible)})",
+            explain.nodes_text(details["shapes"], blocked, needs=parts),
             details,
         )
     details["limiting_resource"] = limiting
-    return Explanation(
-        gang.key,
-        Reason.INSUFFICIENT_RESOURCES,
-        explain.insufficient_text(parts, nodes_fit, placeable, short, limiting),
-        details,
-    )
+    text = explain.insufficient_text(parts, nodes_fit, placeable, short, limiting)
+    if any(diagnosis.filtered(found) for found in diagnosed):
+        shown = [i for i, found in enumerate(diagnosed) if diagnosis.filtered(found)]
+        text += "; " + explain.nodes_text(details["shapes"], shown)
+    return Explanation(gang.key, Reason.INSUFFICIENT_RESOURCES, text, details)

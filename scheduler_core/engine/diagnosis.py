@@ -1,0 +1,126 @@
+"""Why nodes cannot take a gang's members: per shape of member, each reason with its node count.
+
+kube-scheduler answers an unschedulable pod with "0/16 nodes are available: 4 node(s) had
+untolerated taint {nvidia.com/gpu: present}, 12 Insufficient nvidia.com/gpu": for every node,
+the filter that rejected it, counted by reason (``FitError.Error()`` over
+``Diagnosis.NodeToStatusMap``). The same here, for each shape of member (members with the same
+requests, node selector, tolerations and affinity), with two differences a gang needs:
+
+- each node is counted once, under the first reason that rules it out, in kube-scheduler's filter
+  order (not ready, unschedulable, taints, node selector, affinity, then resources, in the order
+  NodeResourcesFit checks them: pods, cpu, memory, ephemeral-storage, then the others by name),
+  so the counts of one shape and its ``available`` nodes add up to the cluster's node count;
+- a node that can take at least one member is ``available``: a gang may still be short when
+  the available nodes together cannot take enough members (the shortfall, ``explain.py``).
+
+A shape is a plain dict, stored with the explanation and rendered by the pages, the API and
+``manage.py describe``: ``{"count", "requests", "nodes", "available", "fit_if_empty",
+"reasons": [{"reason", "count", "detail"}]}``. ``fit_if_empty`` counts the nodes that pass
+the filters and could take one member if nothing else ran there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from .model import Pod
+from .placement import fit_counts
+
+#: The reasons a filter rules a node out, in the order nodes are attributed to them.
+FILTER_REASONS = ("NotReady", "Unschedulable", "UntoleratedTaint", "NodeSelector", "NodeAffinity")
+#: Resources ruled nodes out: their free capacity (or, behind the head of the queue, what it
+#: leaves) cannot take one member.
+INSUFFICIENT = "Insufficient"
+#: Nodes with room for members, but none in a domain of the required level that holds the gang.
+TOPOLOGY = "TopologyDomain"
+#: Nodes with room for members, which the gang's queue may not use (its max, or borrowing).
+QUEUE = "QueueQuota"
+
+#: NodeResourcesFit's order of the resources it checks first; the others follow by name.
+_RESOURCE_ORDER = ("pods", "cpu", "memory", "ephemeral-storage")
+
+
+def shape(session, available: np.ndarray, request: np.ndarray, pods: list[Pod]) -> dict:
+    """The diagnosis of one shape (module docstring) on ``available`` capacity (N x R)."""
+    state = session.state
+    rows, remaining = session.filter.rejections(pods[0])
+    fit = fit_counts(available, request, remaining)
+    short = remaining & (fit == 0)
+    for column in _resource_columns(state.resources, request):
+        lacking = short & (available[:, column] < request[column])
+        count = int(np.count_nonzero(lacking))
+        if count:
+            rows.append({"reason": INSUFFICIENT, "count": count, "detail": state.resources[column]})
+            short &= ~lacking
+    return {
+        "count": len(pods),
+        "requests": state.describe(request),
+        "nodes": len(session.filter),
+        "available": int(np.count_nonzero(fit)),
+        "fit_if_empty": int(np.count_nonzero(fit_counts(state.alloc, request, remaining))),
+        "reasons": rows,
+    }
+
+
+def _resource_columns(resources: tuple[str, ...], request: np.ndarray) -> list[int]:
+    wanted = [i for i, amount in enumerate(request) if amount > 0]
+    rank = {name: i for i, name in enumerate(_RESOURCE_ORDER)}
+    return sorted(wanted, key=lambda i: (rank.get(resources[i], len(rank)), resources[i]))
+
+
+def filtered(shape_: Mapping) -> int:
+    """How many nodes a filter (not resources, topology or quota) ruled out for the shape."""
+    return sum(row["count"] for row in shape_["reasons"] if row["reason"] in FILTER_REASONS)
+
+
+def blocked_by_filters(shape_: Mapping) -> bool:
+    """No node that passes the filters could take a member even empty, and filters ruled some
+    out: the filters, not the cluster's load, keep the shape off every node."""
+    return shape_["fit_if_empty"] == 0 and filtered(shape_) > 0
+
+
+def reassign(shapes: Iterable[Mapping], reason: str, detail: str) -> list[dict]:
+    """The shapes with their available nodes ruled out by ``reason`` (topology, queue quota):
+    they had room, but the gang may not use it there."""
+    out = []
+    for item in shapes:
+        rows = list(item.get("reasons", ()))
+        if item.get("available"):
+            rows.append({"reason": reason, "count": item["available"], "detail": detail})
+        out.append({**item, "reasons": rows, "available": 0})
+    return out
+
+
+def reason_text(row: Mapping) -> str:
+    """One reason as kube-scheduler words it, with its count: '4 node(s) had untolerated taint
+    {nvidia.com/gpu: present}', '12 Insufficient nvidia.com/gpu'."""
+    reason, detail, count = row["reason"], row.get("detail", ""), row["count"]
+    if reason == "UntoleratedTaint":
+        key, _, rest = detail.partition("=")
+        value = rest.rpartition(":")[0]
+        text = f"node(s) had untolerated taint {{{key}: {value}}}"
+    elif reason == INSUFFICIENT:
+        text = "Too many pods" if detail == "pods" else f"Insufficient {detail}"
+    else:
+        text = _TEXTS.get(reason, reason).format(detail=detail)
+    return f"{count} {text}"
+
+
+_TEXTS = {
+    "NotReady": "node(s) were not ready",
+    "Unschedulable": "node(s) were unschedulable",
+    "NodeSelector": "node(s) didn't match the node selector",
+    "NodeAffinity": "node(s) didn't match the node affinity",
+    TOPOLOGY: "node(s) had room, but not in a {detail} that holds the whole gang",
+    QUEUE: "node(s) had room the queue may not use",
+}
+
+
+def shape_text(shape_: Mapping) -> str:
+    """'0/16 nodes are available: 4 node(s) had untolerated taint {...}, 12 Insufficient ...'."""
+    text = f"{shape_['available']}/{shape_['nodes']} nodes are available"
+    if shape_["reasons"]:
+        text += ": " + ", ".join(reason_text(row) for row in shape_["reasons"])
+    return text
