@@ -6,12 +6,16 @@ every message comes with details a page can render (queue, resource, used, max, 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from . import diagnosis
 from .decisions import Explanation, Reason
 from .ledger import Ledger
 from .quantity import format_quantity
 from .queue import Unit
+from .session import shapes
 
 
 def gate(ledger: Ledger, session, unit: Unit) -> Explanation | None:
@@ -115,3 +119,17 @@ def reclaim_text(
             parts.append(f"{name} (over its {basis})")
         details.append({"queue": name, "resource": resource, "over_by": amount})
     return ", ".join(parts), details
+
+
+def on_nodes(session, why: Explanation) -> Explanation:
+    """``why`` (a queue holds the gang back) with the per-shape node counts of ``diagnosis.py``:
+    the nodes that have room for a member are counted under the queue's quota, not as free."""
+    pods = session.waiting(why.gang)
+    if not pods:
+        return why
+    available = session.state.free_all()
+    found = [diagnosis.shape(session, available, request, group) for request, group in shapes(session, pods)]
+    queue = why.details.get("queue", "")
+    return dataclasses.replace(
+        why, details={**why.details, "shapes": diagnosis.reassign(found, diagnosis.QUEUE, queue)}
+    )

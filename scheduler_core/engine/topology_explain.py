@@ -7,8 +7,9 @@ the gang (room in one rack, not room somewhere), which the cluster-wide counts o
 
 from __future__ import annotations
 
+from . import diagnosis
 from .decisions import Explanation, Reason
-from .explain import shapes_text
+from .explain import nodes_text, shapes_text
 from .model import Gang
 from .quantity import format_amount
 from .topology import Miss
@@ -48,6 +49,7 @@ def no_domain(gang: Gang, miss: Miss, resources: Explanation) -> Explanation:
     needed = resources.details.get("needed", miss.best_members)
     details = {
         **resources.details,
+        "shapes": diagnosis.reassign(shapes or [], diagnosis.TOPOLOGY, level.name),
         "placeable": miss.best_members,
         "short_by": max(needed - miss.best_members, 1),
         "level": level.key,
@@ -58,4 +60,7 @@ def no_domain(gang: Gang, miss: Miss, resources: Explanation) -> Explanation:
         "best_free": miss.best_amount if best is not None else 0,
         "best_members": miss.best_members,
     }
+    filtered = [i for i, shape in enumerate(details["shapes"]) if diagnosis.filtered(shape)]
+    if filtered:
+        text += "; " + nodes_text(details["shapes"], filtered)
     return Explanation(gang.key, Reason.NO_DOMAIN_FITS, text, details)

@@ -8,6 +8,7 @@ from scheduler_core.engine import Node, Pod, Reason, Taint, Toleration, run_cycl
 from scheduler_core.engine.diagnosis import reason_text
 from scheduler_core.engine.filters import NodeFilter
 
+from .topology.tworld import RACK, fleet, required, world
 from .world import NOW, gang, members, node, nodes, pod, snapshot
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
@@ -182,3 +183,23 @@ def test_rejections_name_the_first_untolerated_taint_of_each_node():
     assert remaining.tolist() == [False, False, True]
     rows, _ = NodeFilter(cluster).rejections(Pod("x", "q", {}))
     assert [row["detail"] for row in rows] == ["dedicated=user2:NoSchedule", "foo=bar:NoSchedule"]
+
+
+def test_nodes_with_room_outside_any_rack_that_holds_the_gang_count_under_topology():
+    cluster = fleet("b0:r0=2,r1=2", gpu=4)  # two racks of 8 GPUs; the gang needs 12 in one
+    tainted = node("t0", gpu=8, labels={RACK: "r2"}, taints=(GPU_TAINT,))
+    pods = members("ml/ring", 12, gpu=1)
+    result = run_cycle(world((*cluster, tainted), pods, [gang("ml/ring", 12, topology=required(RACK))]), NOW)
+    explanation = result.explanations["ml/ring"]
+    assert explanation.reason == Reason.NO_DOMAIN_FITS
+    (shape,) = explanation.details["shapes"]
+    assert shape["reasons"] == [
+        {"reason": "UntoleratedTaint", "count": 1, "detail": "nvidia.com/gpu=present:NoSchedule"},
+        {"reason": "TopologyDomain", "count": 4, "detail": "rack"},
+    ]
+    assert explanation.message.endswith(
+        "0/5 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+        "4 node(s) had room, but not in a rack that holds the whole gang; "
+        "it cannot fit even on an empty cluster"
+    )
+    counts_add_up(explanation, 5)

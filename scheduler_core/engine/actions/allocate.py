@@ -106,7 +106,7 @@ def _held_by_queue(session: Session, unit: Unit, cut, first: bool) -> bool:
         return False
     for key in unit.gangs:
         if not session.gangs[key].settled:
-            session.result.explanations[key] = _as(why, key)
+            session.result.explanations[key] = queue_explain.on_nodes(session, _as(why, key))
     if first and session.config.preemption:
         if why.reason == Reason.QUEUE_BORROW:
             reclaim(session, unit)

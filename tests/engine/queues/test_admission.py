@@ -31,7 +31,13 @@ def test_queue_at_its_max_waits_and_says_so():
     why = result.explanations["ns/j1"]
     assert why.reason == Reason.QUEUE_MAX
     assert why.message == "queue ml/nlp at its max: nvidia.com/gpu 4/4"
+    shapes = why.details.pop("shapes")
     assert why.details == {"queue": "ml/nlp", "resource": GPU, "used": 4, "max": 4}
+    # Both nodes have room for a member: the queue's quota, not the nodes, rules them out.
+    assert [shape["reasons"] for shape in shapes] == [
+        [{"reason": "QueueQuota", "count": 2, "detail": "ml/nlp"}]
+    ]
+    assert shapes[0]["available"] == 0 and shapes[0]["nodes"] == 2
 
 
 def test_parent_max_binds_the_children():
