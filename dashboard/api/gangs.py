@@ -15,6 +15,7 @@ from scheduler_core.models import GangEvent, RestartPolicy
 from scheduler_core.reads import selectors as shared
 from scheduler_core.reads.topology import gang_topology
 from scheduler_core.reads.topology_domains import label_key_valid
+from scheduler_core.reads.why import gang_why
 from scheduler_core.services.groups import gang_group_join
 from scheduler_core.services.operator import gang_kill, gang_retry
 from scheduler_core.services.submit import gang_submit
@@ -41,8 +42,10 @@ from .parsers import JSONParser
 from .permissions import CanKillGang, CanRetryGang, api_actor
 from .serializers import (
     EventOutput,
+    GangExplanation,
     GangOutput,
     GangRowOutput,
+    GangWhy,
     PodInput,
     StrictSerializer,
     TaskInput,
@@ -268,15 +271,8 @@ class GangDetailApi(APIView):
             },
             many=True,
         )
-        explanation = inline_serializer(
-            "GangExplanation",
-            {
-                "reason": serializers.CharField(),
-                "message": serializers.CharField(),
-                "details": serializers.JSONField(),
-            },
-            allow_null=True,
-        )
+        explanation = GangExplanation(allow_null=True)
+        why = GangWhy(allow_null=True, help_text="The explanation, with the nodes each reason rules out.")
         members = inline_serializer(
             "GangMember",
             {
@@ -335,6 +331,7 @@ class GangDetailApi(APIView):
         gang.explanation = (
             {"reason": gang.reason, "message": gang.message, "details": gang.details} if gang.reason else None
         )
+        gang.why = gang_why(gang)
         gang.history = shared.gang_events(gang, limit=HISTORY_LIMIT)
         return Response(self.GangDetailOutput(gang).data)
 

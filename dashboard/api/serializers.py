@@ -228,3 +228,35 @@ class EventOutput(serializers.Serializer):
     details = serializers.JSONField()
     cycle = serializers.IntegerField(source="cycle_id", allow_null=True)
     created = serializers.DateTimeField()
+
+
+class GangExplanation(serializers.Serializer):
+    reason = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.JSONField()
+
+
+class GangWhyReason(serializers.Serializer):
+    reason = serializers.CharField(
+        help_text="NotReady, Unschedulable, UntoleratedTaint, NodeSelector, NodeAffinity, Insufficient, "
+        "TopologyDomain or QueueQuota."
+    )
+    count = serializers.IntegerField(help_text="Nodes it rules out (each node under its first reason).")
+    detail = serializers.CharField(
+        help_text="The taint (key=value:effect), selector, resource, level, queue."
+    )
+    text = serializers.CharField(help_text="As kube-scheduler words it, with the count.")
+
+
+class GangWhyShape(serializers.Serializer):
+    members = serializers.IntegerField()
+    requests = serializers.DictField(child=serializers.CharField())
+    nodes = serializers.IntegerField(help_text="Nodes in the cluster: available plus the reasons' counts.")
+    available = serializers.IntegerField(help_text="Nodes that can take at least one member now.")
+    reasons = GangWhyReason(many=True)
+
+
+class GangWhy(serializers.Serializer):
+    reason = serializers.CharField()
+    message = serializers.CharField()
+    shapes = GangWhyShape(many=True, help_text="Per shape of member (same requests and constraints).")

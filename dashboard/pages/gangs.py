@@ -16,6 +16,7 @@ from scheduler_core.engine.model import GangPhase
 from scheduler_core.reads import selectors as shared
 from scheduler_core.reads.timeouts import gang_timeout
 from scheduler_core.reads.topology import gang_topology
+from scheduler_core.reads.why import gang_why
 from scheduler_core.services.queues import queue_for_gang
 
 from .access import KILL, RETRY, _get_gang_for_user, can_act
@@ -131,6 +132,7 @@ def gang_detail(request, namespace: str, name: str):
             "history": history,
             "declaration": json.dumps(gang.declaration, indent=2, sort_keys=True) if gang.declaration else "",
             "details": json.dumps(gang.details, indent=2, sort_keys=True) if gang.details else "",
+            "why": gang_why(gang),
             "can_retry": can_act(request.user, gang, RETRY),
             "can_kill": can_act(request.user, gang, KILL),
             "retryable": gang.phase in ("TimedOut", "Failed"),

@@ -36,6 +36,7 @@ from scheduler_core.reads.selectors import (
 )
 from scheduler_core.reads.timeouts import gang_timeout
 from scheduler_core.reads.topology import gang_topology
+from scheduler_core.reads.why import gang_why
 
 
 def gang_detail(gang: Gang) -> dict:
@@ -79,6 +80,8 @@ def gang_detail(gang: Gang) -> dict:
         "explanation": {"reason": gang.reason, "message": gang.message, "details": gang.details}
         if gang.reason
         else None,
+        # The same, with per shape of member the nodes each reason rules out (reads/why.py).
+        "why": gang_why(gang),
         "events": [
             {"time": e.created.isoformat(), "kind": e.kind, "reason": e.reason} for e in gang_events(gang)
         ],
@@ -124,6 +127,20 @@ def _topology_lines(topology: dict) -> list[str]:
     return lines
 
 
+def _why_lines(why: dict | None) -> list[str]:
+    """Per shape of member, the nodes available and the nodes each reason rules out."""
+    lines = []
+    for shape in (why or {}).get("shapes", ()):
+        lines.append(
+            f"  {shape['members']} x {{{shape['requests_text']}}}: "
+            f"{shape['available']}/{shape['nodes']} nodes available"
+        )
+        for row in shape["reasons"]:
+            detail = f"  [{row['detail']}]" if row["detail"] else ""
+            lines.append(f"    {row['count']:>5}  {row['label']}{detail}")
+    return lines
+
+
 def gang_text(d: dict) -> str:
     lines = [
         f"Name:           {d['namespace']}/{d['name']}",
@@ -162,6 +179,7 @@ def gang_text(d: dict) -> str:
         if explanation
         else "Explanation:    <none>"
     )
+    lines.extend(_why_lines(d.get("why")))
     lines.append("Events:")
     for e in d["events"]:
         lines.append(f"  {e['time']}  {e['kind']:<10} {e['reason']}")
