@@ -177,6 +177,7 @@ class NodeFilter:
         self._all = _readonly(np.ones(n, dtype=bool))
         self._none = _readonly(np.zeros(n, dtype=bool))
         self._masks: dict[ConstraintKey, np.ndarray] = {}
+        self._rejections: dict[ConstraintKey, tuple[list[dict], np.ndarray]] = {}
         self._selector_masks: dict[tuple[tuple[str, str], ...], np.ndarray] = {}
         self._toleration_masks: dict[frozenset[Toleration], tuple[np.ndarray, np.ndarray]] = {}
         self._affinity_masks: dict[tuple[NodeSelectorTerm, ...], np.ndarray] = {}
@@ -231,7 +232,15 @@ class NodeFilter:
         under its first untolerated taint (taints sorted by key, value, effect), named in
         ``detail`` as ``key=value:effect``, so nodes with different taints are told apart.
         """
-        selector, tolerations, affinity = constraint_key(pod)
+        key = constraint_key(pod)
+        cached = self._rejections.get(key)
+        if cached is None:
+            cached = self._rejections[key] = self._reject(key)
+        rows, remaining = cached
+        return [dict(row) for row in rows], remaining.copy()
+
+    def _reject(self, key: ConstraintKey) -> tuple[list[dict], np.ndarray]:
+        selector, tolerations, affinity = key
         cordon_ok, taints_ok = self._tolerations_mask(tolerations)
         remaining = np.ones(self._size, dtype=bool)
         rows: list[dict] = []
