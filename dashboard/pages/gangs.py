@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
+from scheduler_core.models import GangEventKind
 from scheduler_core.reads import selectors as shared
 from scheduler_core.reads.timeouts import gang_timeout
 from scheduler_core.reads.topology import gang_topology
@@ -103,6 +104,11 @@ def gang_list(request):
     return render(request, "dashboard/gangs.html", context)
 
 
+#: Phases after which nothing of the gang is placed again, and the events that end in them.
+ENDED = (GangPhase.FINISHED.value, GangPhase.FAILED.value, GangPhase.KILLED.value)
+ENDING_EVENTS = (GangEventKind.KILLED, GangEventKind.FAILED, GangEventKind.FINISHED)
+
+
 @require_GET
 @login_required
 def gang_detail(request, namespace: str, name: str):
@@ -112,6 +118,7 @@ def gang_detail(request, namespace: str, name: str):
     members = list(shared.gang_members(gang))
     now = timezone.now()
     timeout = gang_timeout(gang, now)
+    ended = gang.phase in ENDED
     topology = gang_topology(gang, members)
     for member, domains in zip(members, topology["domains"], strict=True):
         member.domain_list = list(domains.values())
@@ -137,5 +144,7 @@ def gang_detail(request, namespace: str, name: str):
             "can_kill": can_act(request.user, gang, KILL),
             "retryable": gang.phase in ("TimedOut", "Failed"),
             "killable": gang.phase not in ("Finished", "Killed"),
+            "ended": ended,
+            "ending": next((e for e in reversed(history) if ended and e.kind in ENDING_EVENTS), None),
         },
     )

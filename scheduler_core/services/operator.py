@@ -76,8 +76,8 @@ def gang_kill(*, gang: Gang, by: str, reason: str = "") -> Gang:
     """Stop a gang for good: its pods are deleted and it is never scheduled again."""
     now = timezone.now()
     changed = Gang.objects.filter(pk=gang.pk, phase__in=KILLABLE).update(
-        phase=GangPhase.KILLED.value, satisfied=False, updated=now
-    )
+        phase=GangPhase.KILLED.value, satisfied=False, updated=now, reason="", message="", details={}
+    )  # nothing is placed any more: the last "why it is not placed" no longer holds
     if not changed:
         gang.refresh_from_db(fields=["phase"])
         raise GangActionError(f"gang {gang.key} is {gang.phase}: it cannot be killed")

@@ -10,7 +10,7 @@
 
   function gangState() {
     var badge = document.querySelector("h1 .gang-state");
-    return badge ? badge.textContent.trim() : "";
+    return badge ? badge.getAttribute("data-state") || badge.textContent.trim() : "";
   }
 
   function render(element) {

@@ -216,6 +216,19 @@
     elementsOf(key, ".gang-state").forEach(function (cell) {
       applyBadge(cell, gang.state || gang.phase);
     });
+    applyActions(key, gang.state || gang.phase);
+  }
+
+  // The gang page's Retry and Kill follow the state as the server renders them: Retry only
+  // for TimedOut or Failed gangs, Kill for any gang not Finished or Killed.
+  function applyActions(key, state) {
+    var form = document.querySelector('.actions form input[name="gang"][value="' + key + '"]');
+    if (!form) return;
+    form = form.form;
+    var retry = form.querySelector('button[value="retry"]');
+    var kill = form.querySelector('button[value="kill"]');
+    if (retry) retry.disabled = ["TimedOut", "Failed"].indexOf(state) < 0;
+    if (kill) kill.disabled = ["Finished", "Killed"].indexOf(state) >= 0;
   }
 
   function refreshGang(key, event) {

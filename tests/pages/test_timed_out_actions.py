@@ -78,6 +78,17 @@ def test_it_kills_in_bulk(as_olga, world):
     assert GangEvent.objects.filter(kind="killed", reason="killed by olga").count() == 2
 
 
+def test_a_killed_gangs_page_says_how_it_ended_and_offers_no_kill(as_olga, world):
+    post(as_olga, "kill", "ml/late")
+
+    html = as_olga.get("/gangs/ml/late/").content.decode()
+
+    assert "<h2>How it ended</h2>" in html and "Why it is not placed" not in html
+    assert ": killed by olga. Nothing of it is placed any more.</p>" in html
+    assert "not satisfied within 10s" not in html.split("<h2>Timeline</h2>")[0]
+    assert 'value="kill" class="danger" disabled>' in html
+
+
 def test_pressing_twice_is_safe(as_olga, world):
     post(as_olga, "retry", "cv/detect")
 

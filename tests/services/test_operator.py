@@ -44,11 +44,16 @@ def test_retry_of_a_running_gang_is_refused_with_the_reason():
 
 def test_kill_deletes_running_pods_and_fails_pending_ones():
     Node.objects.create(name="n0", allocatable={"cpu": 8000})
-    gang = Gang.objects.create(namespace="ml", name="job", min_member=2, phase="Running", satisfied=True)
+    gang = Gang.objects.create(
+        namespace="ml", name="job", min_member=2, phase="Running", satisfied=True,
+        reason="InsufficientResources", message="short by 1", details={"short": 1},
+    )  # fmt: skip
     Member.objects.create(namespace="ml", name="job-0", gang=gang, requests={}, node="n0", phase="Running")
     Member.objects.create(namespace="ml", name="job-1", gang=gang, requests={}, reserved_node="n0")
     gang = gang_kill(gang=gang, by="bob", reason="runaway")
+    gang.refresh_from_db()
     assert gang.phase == "Killed"
+    assert (gang.reason, gang.message, gang.details) == ("", "", {})  # no "why not placed" stays
     assert set(gang.members.values_list("phase", flat=True)) == {"Failed"}
     assert not gang.members.filter(reserved_node__isnull=False).exists()
     assert GangEvent.objects.get(gang=gang, kind="killed").reason == "killed by bob: runaway"
