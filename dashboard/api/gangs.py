@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from scheduler_core.engine.model import GangMode, Placement, TimeoutStyle
 from scheduler_core.models import GangEvent, RestartPolicy
 from scheduler_core.reads import selectors as shared
+from scheduler_core.reads.timeouts import gang_timeout_api
 from scheduler_core.reads.topology import gang_topology
 from scheduler_core.reads.topology_domains import label_key_valid
 from scheduler_core.reads.why import gang_why
@@ -45,6 +46,7 @@ from .serializers import (
     GangExplanation,
     GangOutput,
     GangRowOutput,
+    GangTimeout,
     GangWhy,
     PodInput,
     StrictSerializer,
@@ -273,6 +275,7 @@ class GangDetailApi(APIView):
         )
         explanation = GangExplanation(allow_null=True)
         why = GangWhy(allow_null=True, help_text="The explanation, with the nodes each reason rules out.")
+        timeout = GangTimeout()
         members = inline_serializer(
             "GangMember",
             {
@@ -332,6 +335,7 @@ class GangDetailApi(APIView):
             {"reason": gang.reason, "message": gang.message, "details": gang.details} if gang.reason else None
         )
         gang.why = gang_why(gang)
+        gang.timeout = gang_timeout_api(gang)
         gang.history = shared.gang_events(gang, limit=HISTORY_LIMIT)
         return Response(self.GangDetailOutput(gang).data)
 

@@ -260,3 +260,17 @@ class GangWhy(serializers.Serializer):
     reason = serializers.CharField()
     message = serializers.CharField()
     shapes = GangWhyShape(many=True, help_text="Per shape of member (same requests and constraints).")
+
+
+class GangTimeout(serializers.Serializer):
+    """Where the gang stands against its timeout (scheduler_core/reads/timeouts.py has the rule:
+    the clock starts when a member can first be placed)."""
+
+    state = serializers.ChoiceField(
+        ["none", "not_started", "counting", "met", "fell_back", "timed_out", "ended"],
+        help_text="counting: compare deadline with the time now (past it, the next cycle times it out).",
+    )
+    waitSeconds = serializers.FloatField(source="wait_seconds", allow_null=True)  # noqa: N815
+    style = serializers.CharField()
+    clockStarted = serializers.DateTimeField(source="started", allow_null=True)  # noqa: N815
+    deadline = serializers.DateTimeField(allow_null=True)

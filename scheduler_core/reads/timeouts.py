@@ -14,8 +14,10 @@ times out at its deadline or up to one sweep after it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+
+from django.utils import timezone
 
 from scheduler_core.engine.model import INACTIVE_PHASES, GangPhase, TimeoutStyle
 from scheduler_core.models import Gang
@@ -88,3 +90,10 @@ def gang_timeout(gang: Gang, now: datetime) -> TimeoutState:
         return TimeoutState("not_started", wait, style)
     deadline = gang.wait_started + timedelta(seconds=wait)
     return TimeoutState("counting" if deadline > now else "overdue", wait, style, gang.wait_started, deadline)
+
+
+def gang_timeout_api(gang: Gang) -> TimeoutState:
+    """``gang_timeout`` for answers that may be cached until the gang changes: ``overdue`` is
+    said as ``counting`` (the deadline says the rest), since it changes with the clock alone."""
+    state = gang_timeout(gang, timezone.now())
+    return replace(state, state="counting") if state.state == "overdue" else state

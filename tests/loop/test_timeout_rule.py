@@ -79,3 +79,23 @@ def test_the_gang_page_states_the_rule_and_the_deadline(client, olga):
     page = client.get("/gangs/team/big/").content.decode()
     assert 'data-state="counting"' in page and 'data-rule="Hard after 45 s"' in page
     assert f'data-deadline="{(gang.wait_started + timedelta(seconds=45)).isoformat()}"' in page
+
+
+def test_the_api_says_where_a_gang_stands_against_its_timeout(client, olga):
+    make_nodes(1, cpu=2)
+    gang = make_gang("team/big", 3, cpu=1, mode="NonStrict", wait_seconds=45)
+    client.force_login(olga)
+    answer = client.get("/api/v1/gangs/team/big/").json()["timeout"]
+    assert answer == {
+        "state": "not_started",
+        "waitSeconds": 45.0,
+        "style": "Hard",
+        "clockStarted": None,
+        "deadline": None,
+    }
+    cycle_run(holder="test")
+    gang.refresh_from_db()
+    answer = client.get("/api/v1/gangs/team/big/").json()["timeout"]
+    assert answer["state"] == "counting"
+    deadline = gang.wait_started + timedelta(seconds=45)
+    assert answer["deadline"] == deadline.isoformat().replace("+00:00", "Z")
