@@ -1,15 +1,19 @@
-"""Regenerate the README's picture of the dashboard: ``docs/img/dashboard.png``.
+"""Regenerate the pictures of the dashboard: ``docs/img/dashboard.png`` (the README's, the
+Overview) and one per page, ``docs/img/<page>.png`` (docs/dashboard.md shows them).
 
     make screenshot                                   # or:
-    .venv/bin/python scripts/screenshot.py [--out docs/img/dashboard.png]
+    .venv/bin/python scripts/screenshot.py [--minutes 6] [--out-dir docs/img]
 
-It shows what a new operator sees after `make run`, so it is made the same way, but apart from
-any installation: on a PostgreSQL database of its own (``gangsched_screenshot``, created here and
-dropped at the end), its own Celery queue name and channel-layer prefix, it seeds the cluster
-`make run` seeds, submits the demo and the README tour's trainer, runs scheduling cycles and
-kubelet ticks in this process (no worker needed), starts daphne on a free port and has Chromium
-sign in and capture the Overview at 1440x900. Chromium is the browser tests' (Debian's
-``/usr/bin/chromium`` or ``GANGSCHED_CHROMIUM``, driven by Playwright; nothing is downloaded).
+They show what an operator sees after `make run` has run for a while, so they are made the same
+way, but apart from any installation: on a PostgreSQL database of its own
+(``gangsched_screenshot``, created here and dropped at the end), its own Celery queue name and
+channel-layer prefix, it seeds the cluster `make run` seeds, submits the demo and the README
+tour's trainer, and runs the demo for ``--minutes`` of real time in this process (no worker
+needed): a scheduling cycle, a kubelet tick and the timeout sweep every two seconds, the demo
+submitted again every two minutes. The charts, which count per minute, then have a past. It
+starts daphne on a free port and has Chromium sign in and capture each page at 1440x900.
+Chromium is the browser tests' (Debian's ``/usr/bin/chromium`` or ``GANGSCHED_CHROMIUM``, driven
+by Playwright; nothing is downloaded).
 """
 
 from __future__ import annotations
@@ -30,6 +34,19 @@ DATABASE = "gangsched_screenshot"
 QUEUE = "gangsched-screenshot"
 CHROMIUM = os.environ.get("GANGSCHED_CHROMIUM", "/usr/bin/chromium")
 VIEWPORT = {"width": 1440, "height": 900}
+#: Page -> its path; ``overview`` is written as ``dashboard.png``, the README's picture.
+PAGES = {
+    "overview": "/",
+    "gangs": "/gangs/",
+    "gang": "/gangs/tour/trainer/",
+    "nodes": "/nodes/",
+    "queues": "/queues/",
+    "timed-out": "/timed-out/",
+    "history": "/history/",
+    "simulations": "/simulations/",
+}
+TICK_S = 2.0
+RESUBMIT_S = 120.0
 
 
 def free_port() -> int:
@@ -53,12 +70,13 @@ def setup_django() -> None:
     django.setup()
 
 
-def populate(password: str) -> None:
-    """The cluster and work of a first `make run`, a few cycles into it."""
+def populate(password: str, minutes: float) -> None:
+    """The cluster and work of a first `make run`, ``minutes`` into it (at least a few cycles)."""
     from django.core.management import call_command
     from django.utils import timezone
 
-    from scheduler_core.services.cycle import cycle_run
+    from scheduler_core.reads.node_usage import usage_compact
+    from scheduler_core.services.cycle import cycle_run, timeouts_sweep
     from scheduler_core.services.kubelet import kubelet_tick
 
     quiet = {"stdout": StringIO()}
@@ -67,9 +85,19 @@ def populate(password: str) -> None:
     call_command("seed_cluster", "--nodes", "16", **quiet)
     call_command("submit_demo", **quiet)
     call_command("apply", "-f", str(ROOT / "docs" / "tour" / "trainer.yaml"), **quiet)
-    for _ in range(3):
+    started = last_submit = time.monotonic()
+    ticks = 0
+    while ticks < 3 or time.monotonic() - started < minutes * 60:
+        if time.monotonic() - last_submit >= RESUBMIT_S:
+            call_command("submit_demo", **quiet)
+            last_submit = time.monotonic()
         cycle_run(holder="screenshot")
         kubelet_tick(now=timezone.now())
+        timeouts_sweep(holder="screenshot")
+        usage_compact()
+        ticks += 1
+        time.sleep(TICK_S)
+    print(f"ran the demo for {(time.monotonic() - started) / 60:.1f} min ({ticks} cycles)")
 
 
 def serve() -> tuple[subprocess.Popen, str]:
@@ -90,8 +118,12 @@ def serve() -> tuple[subprocess.Popen, str]:
             time.sleep(0.2)
 
 
-def capture(url: str, password: str, out: Path) -> None:
+def capture(url: str, password: str, out_dir: Path) -> list[Path]:
+    """Sign in as the operator and capture each page of ``PAGES`` (a page not served, such as
+    one this version lacks, is skipped with a line)."""
     from playwright.sync_api import sync_playwright
+
+    written = []
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
@@ -101,10 +133,18 @@ def capture(url: str, password: str, out: Path) -> None:
         page.fill("#id_password", password)
         page.click("button[type=submit]")
         page.wait_for_url(url + "/")
-        page.wait_for_load_state("networkidle")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(out))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, path in PAGES.items():
+            response = page.goto(url + path)
+            if response is None or response.status != 200:
+                print(f"skipped {path}: {response.status if response else 'no answer'}")
+                continue
+            page.wait_for_load_state("networkidle")
+            out = out_dir / ("dashboard.png" if name == "overview" else f"{name}.png")
+            page.screenshot(path=str(out))
+            written.append(out)
         browser.close()
+    return written
 
 
 def clean_up() -> None:
@@ -121,7 +161,8 @@ def clean_up() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img" / "dashboard.png")
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "docs" / "img")
+    parser.add_argument("--minutes", type=float, default=6.0, help="How long the demo runs first.")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"screenshot: no Chromium at {CHROMIUM}: apt-get install -y chromium")
@@ -135,15 +176,16 @@ def main() -> None:
     password = secrets.token_urlsafe(16)
     server = None
     try:
-        populate(password)
+        populate(password, args.minutes)
         server, url = serve()
-        capture(url, password, args.out)
+        written = capture(url, password, args.out_dir)
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=10)
         clean_up()
-    print(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    for out in written:
+        print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
 
 
 if __name__ == "__main__":
