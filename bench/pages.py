@@ -350,9 +350,16 @@ def main() -> None:
             ("operator", as_operator, "/timed-out/?page=10"),
             ("operator", as_operator, "/queues/"),
             ("operator", as_operator, "/simulations/"),
+            ("operator", as_operator, "/history/"),
+            ("operator", as_operator, "/history/?kind=killed&kind=timed_out"),
+            ("operator", as_operator, f"/history/?gang={running.namespace}/{running.name}"),
+            ("operator", as_operator, "/history/?queue=gpu&since=1h"),
+            ("operator", as_operator, "/history/?actor=scheduler"),
             ("submitter", as_submitter, "/"),
             ("submitter", as_submitter, "/gangs/"),
             ("submitter", as_submitter, "/timed-out/"),
+            ("submitter", as_submitter, "/history/"),
+            ("submitter", as_submitter, "/history/?kind=killed"),
         ]
         if args.topology:
             pages.insert(8, ("operator", as_operator, f"/nodes/?level={TOPOLOGY[1]}&domain=rack-0001"))

@@ -1,4 +1,4 @@
-"""Cluster-wide reads: recent events, nodes with their usage, and the capacity summary.
+"""Cluster-wide reads: nodes with their usage, and the capacity summary.
 
 Amounts are the engine's canonical integers: milli-CPU for ``cpu``, bytes for memory and
 storage, counts for everything else.
@@ -7,40 +7,14 @@ storage, counts for everything else.
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import generics, serializers
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import selectors
-from .exceptions import ERRORS
-from .filters import EventFilter
-from .pagination import ApiPagination
-from .serializers import EventOutput
 
 RESOURCE_MAP = serializers.DictField(child=serializers.IntegerField())
-
-
-class EventListApi(generics.ListAPIView):
-    """Recent events of the gangs the user may see, newest first."""
-
-    class EventListOutput(EventOutput):
-        pass
-
-    serializer_class = EventListOutput
-    filterset_class = EventFilter
-    pagination_class = ApiPagination
-
-    def get_queryset(self):
-        return selectors.event_visible(user=self.request.user)
-
-    @extend_schema(
-        operation_id="events_list",
-        summary="Recent gang events",
-        responses={200: EventListOutput, 400: ERRORS, 404: ERRORS},  # 404: a cursor that does not decode
-    )
-    def get(self, request: Request, *args, **kwargs) -> Response:
-        return super().get(request, *args, **kwargs)
 
 
 class NodeListApi(APIView):

@@ -1,4 +1,4 @@
-"""Query filters of the gang and event lists (django-filter)."""
+"""Query filters of the gang list (django-filter); the event list's are in dashboard/api/events.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.db.models import Q
 from django_filters.rest_framework import DjangoFilterBackend
 
 from scheduler_core.engine.model import GangPhase
-from scheduler_core.models import Gang, GangEvent, GangEventKind
+from scheduler_core.models import Gang
 
 PHASES = [(phase.value, phase.value) for phase in GangPhase]
 #: The paginator's query parameters (dashboard/api/pagination.py), which no filter reads.
@@ -55,16 +55,3 @@ class GangFilter(django_filters.FilterSet):
         return queryset.filter(
             Q(namespace__icontains=value) | Q(name__icontains=value) | Q(message__icontains=value)
         )
-
-
-class EventFilter(django_filters.FilterSet):
-    gang = django_filters.CharFilter(method="filter_gang", help_text="A gang key, namespace/name.")
-    kind = django_filters.MultipleChoiceFilter(choices=GangEventKind.choices)
-
-    class Meta:
-        model = GangEvent
-        fields = ["gang", "kind"]
-
-    def filter_gang(self, queryset, name, value):
-        namespace, _, gang_name = value.partition("/")
-        return queryset.filter(gang__namespace=namespace, gang__name=gang_name)

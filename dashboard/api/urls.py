@@ -3,7 +3,7 @@ topologies, tokens."""
 
 from django.urls import path
 
-from . import auth, cluster, gangs, manifests, queues, simulations, topologies
+from . import auth, cluster, events, gangs, manifests, queues, simulations, topologies
 
 app_name = "api"
 
@@ -15,7 +15,7 @@ urlpatterns = [
     path("gangs/<str:namespace>/<str:name>/retry/", gangs.GangRetryApi.as_view(), name="gang-retry"),
     path("gangs/<str:namespace>/<str:name>/kill/", gangs.GangKillApi.as_view(), name="gang-kill"),
     path("manifests/", manifests.ManifestApplyApi.as_view(), name="manifests"),
-    path("events/", cluster.EventListApi.as_view(), name="events"),
+    path("events/", events.EventListApi.as_view(), name="events"),
     path("nodes/", cluster.NodeListApi.as_view(), name="nodes"),
     path("cluster/", cluster.ClusterApi.as_view(), name="cluster"),
     path("queues/", queues.QueueListApi.as_view(), name="queues"),

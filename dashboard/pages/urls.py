@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import gangs, nodes, overview, queues, simulations, timed_out
+from . import gangs, history, nodes, overview, queues, simulations, timed_out
 
 app_name = "dashboard"
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("gangs/", gangs.gang_list, name="gangs"),
     path("gangs/act/", timed_out.gang_action, name="gang-action"),
     path("gangs/<str:namespace>/<str:name>/", gangs.gang_detail, name="gang"),
+    path("history/", history.history_list, name="history"),
     path("nodes/", nodes.node_list, name="nodes"),
     path("queues/", queues.queue_list, name="queues"),
     path("queues/live/", queues.queue_live, name="queues-live"),

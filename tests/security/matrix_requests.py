@@ -99,6 +99,9 @@ REQUESTS = {
     ("api:manifests", "POST", "others-podgroup"): lambda role: _yaml(podgroup(SECRET)),
     ("api:manifests", "POST", "others-pod"): lambda role: _yaml(pod(f"{SECRET}-extra", SECRET)),
     ("api:events", "GET", "gang-filter"): lambda role: {"data": {"gang": f"ml/{SECRET}"}},
+    ("api:events", "GET", "actor-filter"): lambda role: {"data": {"actor": "alice"}},
+    ("dashboard:history", "GET", "queue-filter"): lambda role: {"data": {"queue": "default"}},
+    ("dashboard:history", "GET", "actor-filter"): lambda role: {"data": {"actor": "alice"}},
     ("api:simulations", "POST", "default"): lambda role: _json(_SIMULATION),
     ("api:queues", "POST", "default"): lambda role: _json(
         {"name": f"queue-{role}", "guarantee": {"cpu": "1"}}
