@@ -99,6 +99,7 @@ def history_list(request):
             "query": query.urlencode(),
             "quick": [(value, label, _since(quick, value)) for value, label in QUICK],
             "any_time": quick.urlencode(),
+            "other_since": "since" not in found.errors and _since_other(request.GET.get("since", "")),
             "time_format": TIME_FORMAT,
         }
         return render(request, "dashboard/history.html", context, status=400 if errors else 200)
@@ -111,6 +112,11 @@ def _time_value(form, name: str) -> str:
     if value is not None:
         return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S")
     return form.data.get(name, "")
+
+
+def _since_other(since: str) -> bool:
+    """A valid ``since`` that is not one of the quick choices (``90m``): named on its own."""
+    return bool(since.strip()) and since not in dict(QUICK)
 
 
 def _since(query, value: str) -> str:

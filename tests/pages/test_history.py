@@ -122,6 +122,12 @@ def test_the_quick_choices_are_the_last_hour_and_day(as_olga, history):
     assert rows(as_olga.get("/history/", {"since": "1h"})) == [("ml/train", "finished", "scheduler")]
     assert [r[1] for r in rows(as_olga.get("/history/", {"since": "24h"}))] == ["finished", "failed"]
     html = as_olga.get("/history/", {"kind": "finished", "from": "2030-01-01 00:00:00"}).content.decode()
+    picked = as_olga.get("/history/", {"since": "1h"}).content.decode()
+    assert '<strong aria-current="true">Last hour</strong>' in picked
+    assert (
+        '<strong aria-current="true">Last 90m</strong>'
+        in as_olga.get("/history/", {"since": "90m"}).content.decode()
+    )
     # The quick links keep the other filters and drop from/to.
     assert 'href="?kind=finished&amp;tz=UTC&amp;since=1h"' in html
     assert 'href="?kind=finished&amp;tz=UTC&amp;since=24h"' in html
