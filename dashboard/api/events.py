@@ -116,7 +116,7 @@ class EventListApi(generics.ListAPIView):
     pagination_class = ApiPagination
 
     def get_queryset(self):
-        return selectors.event_visible(user=self.request.user)
+        return history.history_rows(selectors.event_visible(user=self.request.user))
 
     @extend_schema(
         operation_id="events_list",

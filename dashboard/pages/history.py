@@ -74,7 +74,7 @@ def history_page(events, params) -> dict:
 def history_list(request):
     zone, zone_error = viewer_zone(request)
     with timezone.override(zoneinfo.ZoneInfo(zone)):  # naive from/to are the viewer's times
-        found = HistoryFilter(request.GET, queryset=event_visible(user=request.user), request=request)
+        found = HistoryFilter(request.GET, queryset=history.history_rows(event_visible(user=request.user)))
         errors = [("tz", zone_error)] if zone_error else []
         errors += [(field, error) for field, messages in found.errors.items() for error in messages]
         page = history_page(found.qs, request.GET) if not errors else {"rows": []}

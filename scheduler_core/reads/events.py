@@ -33,6 +33,19 @@ def actor_of(event: GangEvent) -> str:
     return SCHEDULER
 
 
+#: What a history row shows: the event and, of its gang, the key, queue and submitter (not its
+#: stored manifest, which can be large).
+ROW_COLUMNS = (
+    "id", "gang_id", "kind", "reason", "details", "cycle_id", "created",
+    "gang__namespace", "gang__name", "gang__queue", "gang__submitter",
+)  # fmt: skip
+
+
+def history_rows(events: QuerySet[GangEvent]) -> QuerySet[GangEvent]:
+    """``events`` with their gangs, loading only what a history row shows."""
+    return events.select_related("gang").only(*ROW_COLUMNS)
+
+
 def by_actor(events: QuerySet[GangEvent], actor: str) -> QuerySet[GangEvent]:
     """The events ``actor`` did, as ``actor_of`` names it."""
     unnamed = ~Q(details__has_key="by")
