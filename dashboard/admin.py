@@ -13,6 +13,7 @@ from dashboard.admin_topology import GangTopologyForm
 from dashboard.login import protect_admin_login
 from dashboard.pages.access import KILL, RETRY
 from dashboard.pages.actions import gangs_act
+from dashboard.templatetags.quantities import resources
 from scheduler_core.declarations.changes import configured_record
 from scheduler_core.models import (
     BindIntent,
@@ -41,9 +42,14 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Node)
 class NodeAdmin(admin.ModelAdmin):
-    list_display = ["name", "ready", "unschedulable", "allocatable", "updated"]
+    list_display = ["name", "ready", "unschedulable", "allocatable_shown", "updated"]
     list_filter = ["ready", "unschedulable"]
     search_fields = ["name"]
+
+    # Amounts as the pages display them (cpu 16.5, memory 244Gi), the exact form on hover.
+    @admin.display(description="allocatable")
+    def allocatable_shown(self, node: Node):
+        return resources(node.allocatable) or "-"
 
 
 @admin.register(GangGroup)
@@ -162,10 +168,31 @@ class BindIntentAdmin(ReadOnlyAdmin):
 
 @admin.register(QueueSample)
 class QueueSampleAdmin(ReadOnlyAdmin):
-    list_display = ["minute", "queue", "path", "open", "usage", "fair_share", "pending", "cycle"]
+    list_display = [
+        "minute",
+        "queue",
+        "path",
+        "open",
+        "usage_shown",
+        "fair_share_shown",
+        "pending_shown",
+        "cycle",
+    ]
     list_filter = ["open"]
     search_fields = ["queue", "path"]
     date_hierarchy = "minute"
+
+    @admin.display(description="usage")
+    def usage_shown(self, sample: QueueSample):
+        return resources(sample.usage) or "-"
+
+    @admin.display(description="fair share")
+    def fair_share_shown(self, sample: QueueSample):
+        return resources(sample.fair_share) or "-"
+
+    @admin.display(description="pending")
+    def pending_shown(self, sample: QueueSample):
+        return resources(sample.pending) or "-"
 
 
 # The queue tree's admin, checked by services/queues.py (a module of its own: it is long).

@@ -13,6 +13,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 
+from dashboard.templatetags.quantities import resources
 from scheduler_core.declarations.validate import DeclarationError
 from scheduler_core.models import LocalQueue, Queue, QueueAccess, ResourceFlavor
 from scheduler_core.services import queues as service
@@ -74,8 +75,8 @@ class QueueAdmin(admin.ModelAdmin):
     list_display = [
         "name",
         "parent",
-        "guarantee",
-        "max",
+        "guarantee_shown",
+        "max_shown",
         "weight",
         "open",
         "reclaimable",
@@ -87,6 +88,15 @@ class QueueAdmin(admin.ModelAdmin):
     list_select_related = ["parent"]
     inlines = [QueueAccessInline]
     actions = ["close_selected", "open_selected"]
+
+    # Amounts as the pages display them (cpu 16.5, memory 244Gi), the exact form on hover.
+    @admin.display(description="guarantee", ordering="guarantee")
+    def guarantee_shown(self, queue: Queue):
+        return resources(queue.guarantee) or "-"
+
+    @admin.display(description="max", ordering="max")
+    def max_shown(self, queue: Queue):
+        return resources(queue.max) or "unlimited"
 
     def get_readonly_fields(self, request, obj=None):
         return ["name"] if obj is not None else []  # a rename would be another queue

@@ -17,7 +17,7 @@ from django.db.models import Count
 from dashboard.api.permissions import queue_figures_visible
 from dashboard.api.selectors import gang_visible
 from scheduler_core.engine.model import GangPhase
-from scheduler_core.engine.quantity import format_quantity
+from scheduler_core.engine.quantity import display_quantity, format_quantity
 from scheduler_core.models import LocalQueue, QueueSample
 from scheduler_core.reads.queue_figures import QueueFigures, latest_samples
 
@@ -33,13 +33,19 @@ def _pct(amount: int | None, scale: int) -> float | None:
 
 def resource_bar(resource: str, *, used, guarantee, fair_share, max_, borrowed, lent, pending) -> dict:
     """One resource's figures and where its bar's fill and marks go (percent of the bar): the
-    bar spans the max where the queue has one, else the largest of the figures."""
+    bar spans the max where the queue has one, else the largest of the figures. Texts are as
+    displayed (``display_quantity``, ``244Gi``), ``*_exact`` as Kubernetes writes them."""
     scale = max_ if max_ is not None else max(used, guarantee, fair_share or 0, 1)
-    text = lambda amount: format_quantity(resource, int(amount))  # noqa: E731
-    parts = [f"{text(used)} used", f"guarantee {text(guarantee)}"]
-    if fair_share is not None:
-        parts.append(f"fair share {text(fair_share)}")
-    parts.append(f"max {text(max_)}" if max_ is not None else "no max")
+    text = lambda amount: display_quantity(resource, int(amount))  # noqa: E731
+    exact = lambda amount: format_quantity(resource, int(amount))  # noqa: E731
+
+    def label(write) -> str:
+        parts = [f"{write(used)} used", f"guarantee {write(guarantee)}"]
+        if fair_share is not None:
+            parts.append(f"fair share {write(fair_share)}")
+        parts.append(f"max {write(max_)}" if max_ is not None else "no max")
+        return " · ".join(parts)
+
     return {
         "resource": resource,
         "used": used,
@@ -52,10 +58,14 @@ def resource_bar(resource: str, *, used, guarantee, fair_share, max_, borrowed, 
         "used_pct": _pct(used, scale),
         "guarantee_pct": _pct(guarantee, scale),
         "fair_pct": _pct(fair_share, scale),
-        "label": " · ".join(parts),
+        "label": label(text),
+        "exact_label": label(exact),
         "borrowed_text": text(borrowed),
+        "borrowed_exact": exact(borrowed),
         "lent_text": text(lent) if lent is not None else "",
+        "lent_exact": exact(lent) if lent is not None else "",
         "pending_text": text(pending),
+        "pending_exact": exact(pending),
         "hot": max_ is not None and used >= max_,
     }
 

@@ -18,7 +18,7 @@ from django.utils.safestring import mark_safe
 
 from dashboard.api.selectors import pods_counted
 from dashboard.health import supervisor_restarts
-from scheduler_core.engine.quantity import format_quantity
+from scheduler_core.engine.quantity import display_quantity, format_quantity
 from scheduler_core.models import Gang, GangEvent, GangEventKind, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.reads.node_usage import usage_by_node, usage_total
@@ -171,9 +171,10 @@ def with_bars(rows: list[dict]) -> list[dict]:
 
 def bar_html(bar: dict) -> str:
     resource, label, pct = escape(bar["resource"]), escape(bar["label"]), bar["pct"]
+    exact = escape(bar["exact_label"])
     return (
         f'<div class="bar" data-resource="{resource}" data-capacity="{bar["capacity"]}" '
-        f'data-used="{bar["used"]}" title="{resource}: {label}"><span class="bar-fill'
+        f'data-used="{bar["used"]}" title="{resource}: {exact}"><span class="bar-fill'
         f'{" hot" if pct >= 90 else ""}" style="width: {pct}%"></span>'
         f'<span class="bar-label">{resource} {label} ({pct}%)</span></div>'
     )
@@ -188,7 +189,8 @@ def resource_bars(capacity: dict, used: dict, resources=None) -> list[dict]:
         pct = min(100, round(100 * use / cap)) if cap else (100 if use else 0)
         bars.append(
             {"resource": resource, "capacity": cap, "used": use, "pct": pct,
-             "label": f"{format_quantity(resource, use)} / {format_quantity(resource, cap)}"}
+             "label": f"{display_quantity(resource, use)} / {display_quantity(resource, cap)}",
+             "exact_label": f"{format_quantity(resource, use)} / {format_quantity(resource, cap)}"}
         )  # fmt: skip
     return bars
 

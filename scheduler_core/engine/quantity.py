@@ -26,6 +26,8 @@ from numbers import Integral
 __all__ = [
     "QuantityError",
     "canonical_amount",
+    "display_duration",
+    "display_quantity",
     "format_amount",
     "format_quantity",
     "is_extended_resource",
@@ -240,3 +242,88 @@ def format_quantity(resource: str, amount: int) -> str:
     else:
         text = str(magnitude)
     return sign + text
+
+
+#: Significant digits a displayed figure keeps (``244Gi``, ``16.5``, ``0.25``).
+DISPLAY_DIGITS = 3
+
+
+def _significant(value: Fraction) -> str:
+    """``value`` (>= 0) with at most ``DISPLAY_DIGITS`` significant digits, never dropping a digit
+    of its whole part (``1500``, ``16.5``, ``0.25``, ``0.001``), trailing zeros removed."""
+    if value == 0:
+        return "0"
+    whole_digits = len(str(math.floor(value))) if value >= 1 else 0
+    if value >= 1:
+        decimals = max(DISPLAY_DIGITS - whole_digits, 0)
+    else:  # 0.0125: three digits after the leading zeros
+        decimals, probe = DISPLAY_DIGITS, value * 10
+        while probe < 1:
+            decimals, probe = decimals + 1, probe * 10
+    scaled = round(value * 10**decimals)  # half to even, on the exact value
+    whole, rest = divmod(scaled, 10**decimals)
+    if not decimals or not rest:
+        return str(whole)
+    return f"{whole}.{rest:0{decimals}d}".rstrip("0")
+
+
+def display_unit(resource: str, amount: int) -> str:
+    """The unit ``display_quantity`` shows ``amount`` of ``resource`` in: ``Ki`` … ``Ei`` (or
+    ``""`` under 1Ki) for bytes, ``""`` (cores, or a count) otherwise. A chart picks the unit of
+    its largest figure and writes every label of it in that unit."""
+    if not _is_bytes(resource):
+        return ""
+    magnitude = abs(int(amount))
+    power = 0
+    while power < len(_BINARY_UNITS) - 1 and magnitude >= 1024 ** (power + 1):
+        power += 1
+    # 1023.9Mi would read 1024Mi: show it as 1Gi.
+    if power < len(_BINARY_UNITS) - 1 and round(Fraction(magnitude, 1024**power)) >= 1024:
+        power += 1
+    return _BINARY_UNITS[power]
+
+
+def display_quantity(resource: str, amount: int, unit: str | None = None) -> str:
+    """A canonical amount as people read it on pages, charts, the admin and the CLI; rounded,
+    where ``format_quantity`` is exact (show that one on hover, keep it in JSON).
+
+    - bytes (memory, storage, hugepages) in the largest binary unit the amount reaches
+      (``Ki`` … ``Ei``), at most three significant digits: 250000Mi is ``244Gi``, 1.5Gi ``1.5Gi``;
+      under 1Ki the plain number of bytes;
+    - CPU in cores, at most three significant digits: 16500m is ``16.5``, 250m ``0.25``;
+    - any other resource is a count: the integer.
+
+    The whole part is never rounded away (1500 cores is ``1500``). ``unit`` forces a binary unit
+    for bytes (a chart's axis and legend share one, see ``display_unit``).
+    """
+    amount = int(amount)
+    sign, magnitude = ("-", -amount) if amount < 0 else ("", amount)
+    if resource == "cpu":
+        return sign + _significant(Fraction(magnitude, 1000))
+    if not _is_bytes(resource):
+        return sign + str(magnitude)
+    unit = display_unit(resource, magnitude) if unit is None else unit
+    text = _significant(Fraction(magnitude, 1024 ** _BINARY_UNITS.index(unit)))
+    return sign + text + (unit if text != "0" else "")
+
+
+def is_display_exact(resource: str, amount: int) -> bool:
+    """Whether ``display_quantity`` shows ``amount`` without rounding (then a hover adds nothing)."""
+    try:
+        return canonical_amount(resource, display_quantity(resource, amount).lstrip("-")) == abs(int(amount))
+    except QuantityError:
+        return False
+
+
+def display_duration(seconds: float | int | None) -> str:
+    """A duration as people read it, with its unit: ``45s`` under two minutes, ``10min`` or
+    ``10.5min`` under two hours, ``1.5h`` beyond (three significant digits); ``-`` for none."""
+    if seconds is None:
+        return "-"
+    value = Fraction(str(seconds)) if isinstance(seconds, float) else Fraction(seconds)
+    sign, value = ("-", -value) if value < 0 else ("", value)
+    if value < 120:
+        return f"{sign}{_significant(value)}s"
+    if value < 7200:
+        return f"{sign}{_significant(value / 60)}min"
+    return f"{sign}{_significant(value / 3600)}h"

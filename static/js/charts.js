@@ -1,9 +1,11 @@
-// The overview's three line charts (inline SVG, no library) over the last hour: utilisation
+// The overview's three line charts (inline SVG drawn by units.js' lineChart) over the last hour: utilisation
 // per resource, pending/running gangs, and pending demand per resource (what the scheduling
 // cycles left pending, as a share of capacity: above 100% the axis grows). Data comes from
 // <script id="chart-data">, rendered by the server (dashboard/pages/charts.py);
 // window.gangschedCharts.push(point) lets the live layer append a point. Each line is a
-// <path data-series="..." data-last="..."> whose data-last is its newest value.
+// <path data-series="..." data-last="..."> whose data-last is its newest value; its legend a
+// <ul class="chart-legend"> under the chart. Amounts as units.js writes them (the server's
+// display_quantity), exact on hover.
 //
 // Live: on every "gangsched:gang" event from live.js, at most once every REFRESH_MS,
 // /api/v1/cluster/ is re-read; the capacity bars (#overview-bars .bar[data-resource]), the
@@ -12,75 +14,55 @@
 // from the API's pendingDemand (the latest cycle's).
 (function () {
   "use strict";
-  var SVG = "http://www.w3.org/2000/svg";
-  var W = 600, H = 160, PAD = { l: 34, r: 8, t: 8, b: 18 };
   var COLORS = ["#1c7ed6", "#2f9e44", "#e8590c", "#ae3ec9", "#e03131"];
   var REFRESH_MS = 2000;
+  var units = window.gangschedUnits;
+  var percent = function (v) { return Math.round(v) + "%"; };
 
-  function el(name, attrs, text) {
-    var node = document.createElementNS(SVG, name);
-    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function draw(svg, points, series, fixedMax) {
-    while (svg.firstChild) svg.removeChild(svg.firstChild);
-    if (!points.length) return;
-    var max = fixedMax || 1;
-    series.forEach(function (s) {
-      points.forEach(function (p) { max = Math.max(max, s.value(p) || 0); });
-    });
-    var x = function (i) { return PAD.l + (W - PAD.l - PAD.r) * (points.length < 2 ? 0 : i / (points.length - 1)); };
-    var y = function (v) { return H - PAD.b - (H - PAD.t - PAD.b) * (v / max); };
-    [0, 0.5, 1].forEach(function (f) {
-      var v = max * f;
-      svg.appendChild(el("line", { x1: PAD.l, x2: W - PAD.r, y1: y(v), y2: y(v), stroke: "#e9ecef" }));
-      svg.appendChild(el("text", { x: 2, y: y(v) + 3 }, String(Math.round(v))));
-    });
-    svg.appendChild(el("text", { x: PAD.l, y: H - 4 }, "-60 min"));
-    svg.appendChild(el("text", { x: W - PAD.r - 24, y: H - 4 }, "now"));
-    var legend = PAD.l + 6;
-    series.forEach(function (s, n) {
-      var d = points.map(function (p, i) { return (i ? "L" : "M") + x(i).toFixed(1) + "," + y(s.value(p) || 0).toFixed(1); }).join("");
-      var color = COLORS[n % COLORS.length];
-      var last = s.value(points[points.length - 1]) || 0;
-      var path = el("path", { d: d, fill: "none", stroke: color, "stroke-width": 1.8, "data-series": s.key || s.name, "data-last": last });
-      if (s.title) path.appendChild(el("title", {}, s.title));
-      svg.appendChild(path);
-      var label = s.label ? s.label(points[points.length - 1]) : s.name;
-      svg.appendChild(el("text", { x: legend, y: PAD.t + 8, fill: color }, label));
-      legend += Math.max(110, 6 * label.length + 14);
-    });
+  // The hour is drawn from the minute before anything happened (no empty hour before a fresh
+  // start): the first point with a cycle, a gang, usage or demand, less one.
+  function drawn(points) {
+    var busy = function (p) {
+      var any = function (m) { return Object.keys(m || {}).some(function (k) { return m[k] > 0; }); };
+      return p.cycles > 0 || p.pending > 0 || p.running > 0 || any(p.util) || any(p.demand);
+    };
+    for (var i = 0; i < points.length; i++) if (busy(points[i])) return points.slice(Math.max(0, i - 1));
+    return points.slice(-2);
   }
 
   function render(data) {
+    var points = drawn(data.points);
     var util = document.getElementById("chart-util");
     var gangs = document.getElementById("chart-gangs");
     if (util) {
-      draw(util, data.points, data.resources.map(function (r) {
-        return { name: r, value: function (p) { return p.util[r]; } };
-      }), 100);
+      units.lineChart(util, points, data.resources.map(function (r, n) {
+        var value = function (p) { return (p.util || {})[r]; };
+        return { key: r, color: COLORS[n % COLORS.length], value: value,
+                 label: function (p) { return r + " " + percent(value(p) || 0); } };
+      }), { max: 100, resource: "%", tick: percent });
     }
     if (gangs) {
-      draw(gangs, data.points, [
-        { name: "pending", value: function (p) { return p.pending; } },
-        { name: "running", value: function (p) { return p.running; } },
-      ]);
+      units.lineChart(gangs, points, ["pending", "running"].map(function (k, n) {
+        var value = function (p) { return p[k]; };
+        return { key: k, color: COLORS[n], value: value, label: function (p) { return k + " " + (value(p) || 0); } };
+      }), { resource: "gangs", tick: function (v) { return String(Math.round(v * 10) / 10); } });
     }
     var demand = document.getElementById("chart-demand");
     if (demand) {
-      // The legend names what is pending now as Kubernetes writes it: "cpu 120 (250%)".
-      draw(demand, data.points, data.resources.map(function (r) {
-        var left = function (p) { return amount(r, ((p && p.demand_amounts) || {})[r] || 0); };
+      // The legend names what is pending now as people read it: "cpu 16.5 (250%)", the exact
+      // amount on hover.
+      units.lineChart(demand, points, data.resources.map(function (r, n) {
+        var left = function (p) { return ((p && p.demand_amounts) || {})[r] || 0; };
+        var value = function (p) { return (p.demand || {})[r]; };
+        var last = points[points.length - 1];
         return {
           key: r,
-          name: r,
-          value: function (p) { return (p.demand || {})[r]; },
-          label: function (p) { return r + " " + left(p) + " (" + Math.round((p.demand || {})[r] || 0) + "%)"; },
-          title: r + ": pending requests, % of capacity",
+          color: COLORS[n % COLORS.length],
+          value: value,
+          label: function (p) { return r + " " + units.display(r, left(p)) + " (" + percent(value(p) || 0) + ")"; },
+          title: r + ": pending requests " + units.exact(r, left(last)) + ", % of capacity",
         };
-      }), 100);
+      }), { max: 100, resource: "%", tick: percent });
     }
   }
 
@@ -89,6 +71,7 @@
     if (!source) return;
     var data = JSON.parse(source.textContent);
     render(data);
+    window.addEventListener("resize", function () { render(data); });
     window.gangschedCharts = {
       data: data,
       push: function (point) {
@@ -99,18 +82,6 @@
     };
   }
 
-  // As scheduler_core.engine.quantity.format_quantity writes it (exact, as Kubernetes does):
-  // whole cores or milli-CPU; bytes in the largest exact binary unit, else decimal unit.
-  var BINARY = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"], DECIMAL = ["", "k", "M", "G", "T", "P", "E"];
-  function amount(resource, value) {
-    if (resource === "cpu") return value % 1000 === 0 ? String(value / 1000) : value + "m";
-    var bytes = ["memory", "ephemeral-storage", "storage"].indexOf(resource) >= 0 || /^hugepages-/.test(resource);
-    if (!bytes || !value) return String(value);
-    var base = value % 1024 === 0 ? 1024 : 1000, units = base === 1024 ? BINARY : DECIMAL, power = 0;
-    while (power < units.length - 1 && value % Math.pow(base, power + 1) === 0) power++;
-    return value / Math.pow(base, power) + units[power];
-  }
-
   function applyCluster(summary) {
     var resources = summary.resources || {};
     var bars = document.querySelectorAll("#overview-bars .bar[data-resource]");
@@ -119,10 +90,10 @@
       var name = bar.getAttribute("data-resource");
       var r = resources[name] || { capacity: 0, used: 0 };
       var pct = r.capacity ? Math.min(100, Math.round((100 * r.used) / r.capacity)) : (r.used ? 100 : 0);
-      var label = amount(name, r.used) + " / " + amount(name, r.capacity);
+      var label = units.display(name, r.used) + " / " + units.display(name, r.capacity);
       bar.setAttribute("data-capacity", r.capacity);
       bar.setAttribute("data-used", r.used);
-      bar.setAttribute("title", name + ": " + label);
+      bar.setAttribute("title", name + ": " + units.exact(name, r.used) + " / " + units.exact(name, r.capacity));
       var fill = bar.querySelector(".bar-fill");
       if (fill) {
         fill.style.width = pct + "%";

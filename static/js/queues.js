@@ -1,5 +1,5 @@
 // The Queues page (dashboard/pages/queues.py): a chart per resource of the charted queue's last
-// hour (usage, fair share, guarantee; inline SVG as charts.js draws the overview's), and the
+// hour (usage, fair share, guarantee; units.js' lineChart, as the overview's), and the
 // tree kept live. On every "gangsched:gang" event from live.js (and after a reconnect's
 // catch-up), at most once every REFRESH_MS, /queues/live/ is re-read: each row's state, waiting
 // gangs, bars (.queue-bar[data-queue][data-resource], data-used etc.) and borrowed / lent /
@@ -7,8 +7,6 @@
 // window.gangschedQueues exposes the chart data and the last rows (tests read them).
 (function () {
   "use strict";
-  var SVG = "http://www.w3.org/2000/svg";
-  var W = 600, H = 160, PAD = { l: 46, r: 8, t: 8, b: 18 };
   var SERIES = [
     { key: "usage", name: "usage", color: "#1c7ed6" },
     { key: "fair_share", name: "fair share", color: "#e8590c" },
@@ -16,57 +14,25 @@
   ];
   var REFRESH_MS = 2000;
   var MAX_POINTS = 60;
+  var units = window.gangschedUnits;
 
-  // As scheduler_core.engine.quantity.format_quantity writes it (charts.js has the same).
-  var BINARY = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"], DECIMAL = ["", "k", "M", "G", "T", "P", "E"];
-  function amount(resource, value) {
-    value = Math.round(value || 0);
-    if (resource === "cpu") return value % 1000 === 0 ? String(value / 1000) : value + "m";
-    var bytes = ["memory", "ephemeral-storage", "storage"].indexOf(resource) >= 0 || /^hugepages-/.test(resource);
-    if (!bytes || !value) return String(value);
-    var base = value % 1024 === 0 ? 1024 : 1000, units = base === 1024 ? BINARY : DECIMAL, power = 0;
-    while (power < units.length - 1 && value % Math.pow(base, power + 1) === 0) power++;
-    return value / Math.pow(base, power) + units[power];
-  }
-  // Axis labels: round figures, not exact quantities.
-  function axis(resource, value) {
-    if (resource === "cpu") return (Math.round(value / 100) / 10) + "";
-    if (resource === "memory") return (Math.round((10 * value) / Math.pow(1024, 3)) / 10) + "Gi";
-    return String(Math.round(value * 10) / 10);
-  }
-
-  function el(name, attrs, text) {
-    var node = document.createElementNS(SVG, name);
-    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
+  // One resource's chart: the axis and the legend in one unit, the unit of the axis' top
+  // (250000Mi of usage reads "244Gi" on both), the exact amounts on hover.
   function drawResource(svg, resource, points) {
-    while (svg.firstChild) svg.removeChild(svg.firstChild);
-    if (!points.length) return;
     var value = function (p, key) { return (p[key] || {})[resource] || 0; };
-    var max = 1;
+    var max = 0;
     points.forEach(function (p) { SERIES.forEach(function (s) { max = Math.max(max, value(p, s.key)); }); });
-    var x = function (i) { return PAD.l + (W - PAD.l - PAD.r) * (points.length < 2 ? 0 : i / (points.length - 1)); };
-    var y = function (v) { return H - PAD.b - (H - PAD.t - PAD.b) * (v / max); };
-    [0, 0.5, 1].forEach(function (f) {
-      svg.appendChild(el("line", { x1: PAD.l, x2: W - PAD.r, y1: y(max * f), y2: y(max * f), stroke: "#e9ecef" }));
-      svg.appendChild(el("text", { x: 2, y: y(max * f) + 3 }, axis(resource, max * f)));
-    });
-    svg.appendChild(el("text", { x: PAD.l, y: H - 4 }, "-60 min"));
-    svg.appendChild(el("text", { x: W - PAD.r - 24, y: H - 4 }, "now"));
-    var legend = PAD.l + 6;
-    SERIES.forEach(function (s) {
-      var d = points.map(function (p, i) { return (i ? "L" : "M") + x(i).toFixed(1) + "," + y(value(p, s.key)).toFixed(1); }).join("");
-      var last = value(points[points.length - 1], s.key);
-      svg.appendChild(el("path", { d: d, fill: "none", stroke: s.color, "stroke-width": 1.8, "data-series": s.key, "data-last": last }));
-      // The newest point as a dot: a chart of one minute still shows where each figure is.
-      svg.appendChild(el("circle", { cx: x(points.length - 1).toFixed(1), cy: y(last).toFixed(1), r: 2.5, fill: s.color }));
-      var label = s.name + " " + amount(resource, last);
-      svg.appendChild(el("text", { x: legend, y: PAD.t + 8, fill: s.color }, label));
-      legend += Math.max(110, 6 * label.length + 14);
-    });
+    var unit = units.unit(resource, max > 0 ? units.axisMax(resource, max) : 0);
+    var last = points[points.length - 1];
+    units.lineChart(svg, points, SERIES.map(function (s) {
+      return {
+        key: s.key,
+        color: s.color,
+        value: function (p) { return value(p, s.key); },
+        label: function (p) { return s.name + " " + units.display(resource, value(p, s.key), unit); },
+        title: last ? s.name + ": " + units.exact(resource, value(last, s.key)) : s.name,
+      };
+    }), { resource: resource, tick: function (v) { return units.display(resource, v, unit); } });
   }
 
   function render(data) {
@@ -78,8 +44,11 @@
         var figure = document.createElement("figure");
         var caption = document.createElement("figcaption");
         caption.textContent = resource;
-        svg = el("svg", { "class": "chart", viewBox: "0 0 " + W + " " + H, role: "img", "data-resource": resource,
-                          "aria-label": resource + " of queue " + data.queue + " over the last hour" });
+        svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+        svg.setAttribute("class", "chart");
+        svg.setAttribute("role", "img");
+        svg.setAttribute("data-resource", resource);
+        svg.setAttribute("aria-label", resource + " of queue " + data.queue + " over the last hour");
         figure.appendChild(caption);
         figure.appendChild(svg);
         box.appendChild(figure);
@@ -109,7 +78,7 @@
     node.setAttribute("data-guarantee", bar.guarantee);
     node.setAttribute("data-fair-share", bar.fair_share == null ? "" : bar.fair_share);
     node.setAttribute("data-max", bar.max == null ? "" : bar.max);
-    node.setAttribute("title", bar.resource + ": " + bar.label);
+    node.setAttribute("title", bar.resource + ": " + bar.exact_label);
     var fill = document.createElement("span");
     fill.className = "bar-fill" + (bar.hot ? " hot" : "");
     fill.style.width = bar.used_pct + "%";
@@ -133,12 +102,15 @@
     var line = document.createElement("div");
     line.setAttribute("data-resource", bar.resource);
     line.appendChild(document.createTextNode(bar.resource + ": "));
-    [["data-borrowed", bar.borrowed, bar.borrowed_text], ["data-lent", bar.lent == null ? "" : bar.lent, bar.lent_text || "\u2014"],
-     ["data-pending", bar.pending, bar.pending_text]].forEach(function (part, i) {
+    [["data-borrowed", bar.borrowed, bar.borrowed_text, bar.borrowed_exact],
+     ["data-lent", bar.lent == null ? "" : bar.lent, bar.lent_text || "\u2014", bar.lent_exact],
+     ["data-pending", bar.pending, bar.pending_text, bar.pending_exact]].forEach(function (part, i) {
       if (i) line.appendChild(document.createTextNode(" \u00b7 "));
       var span = document.createElement("span");
       span.setAttribute(part[0], part[1]);
       span.textContent = part[2];
+      // The exact form on hover where the display rounds (as the server renders it).
+      if (part[3] && part[3] !== part[2]) span.setAttribute("title", part[3]);
       line.appendChild(span);
     });
     return line;
@@ -230,6 +202,7 @@
     if (!source) return;
     queues.data = JSON.parse(source.textContent);
     render(queues.data);
+    window.addEventListener("resize", function () { render(queues.data); });
   }
 
   document.addEventListener("gangsched:gang", onGang);

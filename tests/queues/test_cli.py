@@ -47,7 +47,7 @@ def test_get_queues_prints_the_tree(tree):
         "cpu=16,nvidia.com/gpu=8",
         "nvidia.com/gpu=16",
         "memory=2Gi,nvidia.com/gpu=4",
-        "cpu=500m",
+        "cpu=0.5",  # the table displays cores; -o json keeps "500m"
         "Open",
     ]
     assert lines[2].split() == [
@@ -56,7 +56,7 @@ def test_get_queues_prints_the_tree(tree):
         "nvidia.com/gpu=2",
         "<unlimited>",
         "memory=2Gi,nvidia.com/gpu=4",
-        "cpu=500m",
+        "cpu=0.5",  # the table displays cores; -o json keeps "500m"
         "Closed",
     ]
 

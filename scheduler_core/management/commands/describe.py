@@ -22,6 +22,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from scheduler_core.engine.quantity import QuantityError, canonical_amount, display_quantity, is_display_exact
 from scheduler_core.management.commands import _queues, _topologies
 from scheduler_core.management.commands.get import quantities
 from scheduler_core.models import Gang
@@ -98,9 +99,20 @@ def _timeout(gang: Gang) -> dict:
     }
 
 
+def _shown(name: str, text: str) -> str:
+    """An exact quantity as the pages display it (``display_quantity``), the exact form after it
+    where the display rounds: ``244Gi (250000Mi)``."""
+    try:
+        amount = canonical_amount(name, text)
+    except QuantityError:
+        return text
+    shown = display_quantity(name, amount)
+    return shown if is_display_exact(name, amount) else f"{shown} ({text})"
+
+
 def _resource_list(quantities: dict[str, str]) -> str:
-    """``cpu 16, memory 128Gi``: requests as the pages show them."""
-    return ", ".join(f"{name} {text}" for name, text in quantities.items())
+    """``cpu 16.5, memory 128Gi``: requests as the pages show them."""
+    return ", ".join(f"{name} {_shown(name, text)}" for name, text in quantities.items())
 
 
 def _level(key: str) -> str:

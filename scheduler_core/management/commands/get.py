@@ -15,7 +15,13 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from scheduler_core.engine.quantity import format_quantity
+from scheduler_core.engine.quantity import (
+    QuantityError,
+    canonical_amount,
+    display_duration,
+    display_quantity,
+    format_quantity,
+)
 from scheduler_core.reads.selectors import gang_list, gang_state, node_usage, pod_list
 
 from . import _queues, _topologies
@@ -147,12 +153,37 @@ ALIASES = {
 }
 
 
-def table(rows: list[dict], columns: list[str]) -> str:
-    def cell(value) -> str:
-        return "<none>" if value is None or value == "" else str(value)
+#: The nodes table's columns that hold one resource's "used/allocatable".
+FRACTION_COLUMNS = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu"}
 
+
+def shown(resource: str, text: str) -> str:
+    """An exact quantity (``250000Mi``) as tables display it (``244Gi``, ``display_quantity``)."""
+    try:
+        return display_quantity(resource, canonical_amount(resource, text))
+    except QuantityError:
+        return text
+
+
+def table_cell(column: str, value) -> str:
+    """A value as the table prints it: durations with their unit (``10min``), amounts as
+    displayed (``cpu=16.5,memory=244Gi``); ``-o json`` keeps the exact values."""
+    if value is None or value == "":
+        return "<none>"
+    if column.endswith("_seconds"):
+        return display_duration(value)
+    if isinstance(value, str) and column in FRACTION_COLUMNS and "/" in value:
+        return "/".join(shown(FRACTION_COLUMNS[column], part) for part in value.split("/"))
+    if isinstance(value, str) and "=" in value and not value.startswith("<"):  # name=qty,name=qty
+        pairs = [part.partition("=") for part in value.split(",")]
+        if all(sep for _, sep, _ in pairs):
+            return ",".join(f"{name}={shown(name, amount)}" for name, _, amount in pairs)
+    return str(value)
+
+
+def table(rows: list[dict], columns: list[str]) -> str:
     headers = [c.upper().replace("_SECONDS", "").replace("_", "-") for c in columns]
-    cells = [[cell(row[c]) for c in columns] for row in rows]
+    cells = [[table_cell(c, row[c]) for c in columns] for row in rows]
     widths = [max(len(x) for x in column) for column in zip(headers, *cells, strict=False)]
     return "\n".join(
         "   ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip()
