@@ -38,7 +38,9 @@
   function render(data) {
     var box = document.getElementById("queue-charts");
     if (!box) return;
-    data.resources.forEach(function (resource) {
+    // Every figure first, then the drawing: a chart is drawn at its size on screen, which
+    // shrinks as figures join the grid.
+    var svgs = data.resources.map(function (resource) {
       var svg = box.querySelector('svg[data-resource="' + resource + '"]');
       if (!svg) {
         var figure = document.createElement("figure");
@@ -53,8 +55,9 @@
         figure.appendChild(svg);
         box.appendChild(figure);
       }
-      drawResource(svg, resource, data.points);
+      return svg;
     });
+    data.resources.forEach(function (resource, i) { drawResource(svgs[i], resource, data.points); });
     var note = box.querySelector(".empty");
     if (note && data.points.length) box.removeChild(note);
     if (!data.points.length && !note) {

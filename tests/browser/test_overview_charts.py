@@ -48,9 +48,9 @@ def test_utilisation_and_pending_demand_move_live(page, live, olga):
     wait_last(page, DEMAND_CPU, "200")  # 16 of 8 CPUs: the axis grows past 100%
 
     assert page.get_attribute(DEMAND_CPU, "d") != flat
-    legend = page.locator("#chart-demand text", has_text="cpu ").text_content()
-    assert legend == "cpu 16 (200%)"  # as Kubernetes writes the amount
-    assert page.locator("#chart-demand text", has_text="memory ").text_content() == "memory 4Gi (13%)"
+    legend = "#chart-demand + .chart-legend li[data-series={}]"
+    assert page.locator(legend.format("cpu")).text_content() == "cpu 16 (200%)"  # displayed, in cores
+    assert page.locator(legend.format("memory")).text_content() == "memory 4Gi (13%)"
     assert page.get_attribute(UTIL_CPU, "data-last") == "50"  # the waiting gang uses nothing
     assert bound("ml/huge") == 0
     assert_not_reloaded(page)
