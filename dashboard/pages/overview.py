@@ -1,16 +1,19 @@
-"""/: capacity and use, gangs by state, the last hour as a chart, recent events, health."""
+"""/: capacity and use, gangs by state, the queues needing attention, the last hour as a chart,
+recent events, health."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from dashboard.api.permissions import sees_all_gangs
+from dashboard.api.permissions import queue_figures_visible, sees_all_gangs
 from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core.engine.model import GangPhase
 
 from . import charts, selectors
+from .queue_attention import queues_needing_attention
 
 
 @require_GET
@@ -37,6 +40,10 @@ def overview(request):
             ),
             "events": selectors.recent_events(event_visible(user=request.user)),
             "health": selectors.scheduler_health(),
+            # The queues the user may read; their waiting gangs, only those the user may see.
+            "attention": queues_needing_attention(
+                queue_figures_visible(request.user), request.user, now=timezone.now()
+            ),
             # /api/v1/cluster/ counts every gang: the live layer updates the counts only when
             # the page shows every gang too.
             "sees_all": sees_all_gangs(request.user),

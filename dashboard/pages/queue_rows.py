@@ -78,15 +78,17 @@ def _resources(figures: QueueFigures, sample: QueueSample | None) -> list[str]:
     return sorted(names - HIDDEN_RESOURCES)
 
 
-def waiting_gangs(user, figures: dict[str, QueueFigures]) -> Counter:
+def waiting_gangs(user, figures: dict[str, QueueFigures], local: dict | None = None) -> Counter:
     """Gangs waiting to be placed (Pending or Scheduling) per queue, its subtree's included,
-    counting only the gangs ``user`` may see (``gang_visible``: a submitter's own)."""
-    local = {
-        (namespace, name): target
-        for namespace, name, target in LocalQueue.objects.values_list(
-            "namespace", "name", "cluster_queue__name"
-        )
-    }
+    counting only the gangs ``user`` may see (``gang_visible``: a submitter's own). ``local``:
+    the LocalQueues, (namespace, name) -> ClusterQueue, when the caller read them."""
+    if local is None:
+        local = {
+            (namespace, name): target
+            for namespace, name, target in LocalQueue.objects.values_list(
+                "namespace", "name", "cluster_queue__name"
+            )
+        }
     rows = (
         gang_visible(user=user)
         .filter(phase__in=WAITING)
@@ -103,14 +105,14 @@ def waiting_gangs(user, figures: dict[str, QueueFigures]) -> Counter:
     return counts
 
 
-def queue_rows(user) -> list[dict]:
-    """Every queue ``user`` may read (``queue_figures_visible``), parents before children, with
-    its bars (see the module docstring)."""
-    figures = queue_figures_visible(user)
+def queue_rows(user, figures: dict[str, QueueFigures] | None = None, local: dict | None = None) -> list[dict]:
+    """Every queue ``user`` may read (``queue_figures_visible``, unless the caller read them, and
+    the LocalQueues with them), parents before children, with its bars (see the module docstring)."""
+    figures = queue_figures_visible(user) if figures is None else figures
     if not figures:
         return []
     samples = {sample.queue: sample for sample in latest_samples()}
-    waiting = waiting_gangs(user, figures)
+    waiting = waiting_gangs(user, figures, local)
     rows = []
     for name, entry in figures.items():
         queue, sample = entry.queue, samples.get(name)

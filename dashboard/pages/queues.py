@@ -4,7 +4,9 @@ Operators and viewers see the whole tree, its amounts and its state; a submitter
 may submit to and their ancestors, as ``/api/v1/queues/`` lists them (``queue_figures_visible``):
 another queue, and its chart, read as one that does not exist. The gangs waiting in a queue are
 counted among those the user may see (a submitter: their own), as the gangs list the count links
-to would show them. Closing and opening
+to would show them. Each queue's badges (borrowing, at max, over quota) and its waiting gangs in
+the order the scheduler tries them (``queue_attention``), as of the page's load: a submitter is
+listed their own gangs, each with its place among all those waiting. Closing and opening
 take ``scheduler_core.close_queue`` (operators); to anyone else the action answers exactly as
 for a queue that does not exist (404), as the other page actions do for what one may not touch.
 """
@@ -19,10 +21,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.api.permissions import sees_all_gangs
+from dashboard.api.permissions import queue_figures_visible, sees_all_gangs
 from scheduler_core.models import Queue
 from scheduler_core.services import queues as service
 
+from .queue_attention import local_queues, pending_lists
 from .queue_rows import queue_chart, queue_rows
 
 CLOSE_PERMISSION = "scheduler_core.close_queue"
@@ -44,13 +47,19 @@ def _chart_queue(rows: list[dict], asked: str) -> str | None:
 @require_GET
 @login_required
 def queue_list(request):
-    rows = queue_rows(request.user)
+    figures = queue_figures_visible(request.user)
+    local = local_queues() if figures else {}
+    rows = queue_rows(request.user, figures, local)
     charted = _chart_queue(rows, request.GET.get("chart", ""))
+    pending = pending_lists(figures, request.user, now=timezone.now(), local=local)
+    for row in rows:
+        row["attention"] = pending.get(row["name"])
     return render(
         request,
         "dashboard/queues.html",
         {
             "queues": rows,
+            "waiting": [row for row in rows if row["attention"] and row["attention"]["total"]],
             "charted": charted,
             "chart": queue_chart(charted, now=timezone.now()),
             "can_close": request.user.has_perm(CLOSE_PERMISSION),
