@@ -101,11 +101,17 @@ def topology_view(params) -> dict:
         return {"maps": [], "nodes": nodes_in(None, None), "where": {}, "keys": [], "columns_at": [],
                 "levels": [], "filter": None, "error": problem}  # fmt: skip
     resource = main_resource()
+    # With GPUs, each cell also carries its CPUs: a rack of CPU nodes has work and room too.
+    cpu = None
     if HyperNode.objects.exists():
         sums, placed, listing, where = _summed_in_python(keys, resource, chosen)
+        if resource != "cpu":
+            cpu = _summed_in_python(keys, "cpu", chosen)[0]
     else:
         sums, placed = domain_sums(keys, resource, chosen)
         listing, where = nodes_in(*chosen) if chosen else nodes_in(None, None), {}
+        if resource != "cpu":
+            cpu = domain_sums(keys, "cpu", chosen)[0]
     index = {key: i for i, key in enumerate(keys)}
     maps = []
     for name, levels in tops:
@@ -114,17 +120,26 @@ def topology_view(params) -> dict:
             cells = sums[index[level.key]]
             crowded = len(cells) > MAX_CELLS
             inside = _inside(levels[:depth], index[level.key], chosen, index, placed) if crowded else None
-            shown.append(_level_map(level, cells, resource, chosen, inside))
+            cpu_cells = cpu[index[level.key]] if cpu is not None else None
+            shown.append(_level_map(level, cells, resource, chosen, inside, cpu_cells))
         maps.append({"topology": name, "levels": [m for m in shown if m is not None]})
-    # The table's domain columns: the levels that have a heat map, each once.
-    columns = list({lvl["key"]: lvl for m in maps for lvl in m["levels"]}.values())
+    # The table's domain columns: the levels that have a heat map, each once, and one column per
+    # short name (two topologies' racks, ``topology.gangsched.io/rack`` and
+    # ``topology.kubernetes.io/rack``, are one "rack" column showing the node's value of either).
+    columns: dict[str, dict] = {}
+    for lvl in {lvl["key"]: lvl for m in maps for lvl in m["levels"]}.values():
+        column = columns.setdefault(lvl["label"], {"label": lvl["label"], "keys": [], "at": []})
+        column["keys"].append(lvl["key"])
+        column["at"].append(index[lvl["key"]])
+    for column in columns.values():
+        column["key"] = ", ".join(column["keys"])
     return {
         "maps": maps,
         "nodes": listing,
         "where": where,
         "keys": keys,
-        "columns_at": [index[column["key"]] for column in columns],
-        "levels": columns,
+        "columns_at": [column["at"] for column in columns.values()],
+        "levels": list(columns.values()),
         "filter": chosen,
         "error": problem,
     }
@@ -174,9 +189,15 @@ def page_domains(topology: dict, nodes: list[Node]) -> None:
 
 
 def domain_list(topology: dict, name: str) -> list[str | None]:
-    """A node's domain per table column (the levels with a heat map), as ``topology_view`` found."""
+    """A node's domain per table column (the levels with a heat map, one per short name), as
+    ``topology_view`` found: the values of the column's levels, each once (``r1 / rack-1``)."""
     domains = topology["where"].get(name)
-    return [domains[i] for i in topology["columns_at"]] if domains else []
+    if not domains:
+        return []
+    picked = (
+        [*dict.fromkeys(domains[i] for i in at if domains[i] is not None)] for at in topology["columns_at"]
+    )
+    return [" / ".join(values) or None for values in picked]
 
 
 def _inside(wider: list[Level], here: int, chosen, index: dict[str, int], placed: list) -> tuple | None:
@@ -217,12 +238,32 @@ def _filter(params, keys: list[str]) -> tuple[str, str] | None:
     return level, domain
 
 
-def _level_map(level: Level, cells: dict[str, list[int]], resource: str, chosen, inside) -> dict | None:
+def _figures(resource: str, cell: list[int] | None) -> tuple[str, str, int | None]:
+    """A cell's figures of one resource: what it says, what it shows, its percent used (None:
+    the domain has none of it)."""
+    unit = UNITS.get(resource, resource)
+    cap, use, free, _ = cell or (0, 0, 0, 0)
+    if not cap:
+        return f"no {unit}", f"no {unit}", None
+    free_text, used_text = format_quantity(resource, free), format_quantity(resource, use)
+    said = f"{free_text} free, {used_text} used of {format_quantity(resource, cap)} {unit}"
+    return said, f"{free_text} free · {used_text} used", min(100, round(100 * use / cap))
+
+
+def _level_map(
+    level: Level, cells: dict[str, list[int]], resource: str, chosen, inside, cpu_cells: dict | None = None
+) -> dict | None:
     """One level's heat map; its cells are HTML made here, not by a template loop: a 5,000-node
-    cluster has some 700 racks and blocks, which the template engine took 130 ms to draw."""
+    cluster has some 700 racks and blocks, which the template engine took 130 ms to draw.
+
+    With ``cpu_cells`` (GPUs are the main resource), a cell shows its GPUs and its CPUs and is
+    coloured by the more used of the two, so a full rack of CPU nodes is as dark as a full rack
+    of GPU nodes."""
     if not cells or all(n == 1 for *_, n in cells.values()):
         return None
     unit = UNITS.get(resource, resource)
+    if cpu_cells is not None:
+        unit = f"{unit} and CPUs"
     note, drawn = "", sorted(cells)
     if inside is not None:
         picked, drawn, wider = inside[0], sorted(inside[1]), inside[2]
@@ -234,18 +275,33 @@ def _level_map(level: Level, cells: dict[str, list[int]], resource: str, chosen,
     parts = []
     for domain in drawn:
         cap, use, free, nodes = cells[domain]
-        pct = min(100, round(100 * use / cap)) if cap else 0
-        free_text, used_text = format_quantity(resource, free), format_quantity(resource, use)
-        figures = f"{free_text} free, {used_text} used of {format_quantity(resource, cap)} {unit}"
-        said = escape(f"{level.label} {domain}: {figures if cap else 'no ' + unit}, {pluralize(nodes)}")
-        heat = str(min(10, pct // 10)) if cap else "none"
+        figures, shown, main_pct = _figures(resource, cells[domain])
+        pcts = [main_pct]
+        extra = extra_said = ""
+        if cpu_cells is not None:
+            cpu = cpu_cells.get(domain)
+            cpu_said, cpu_shown, cpu_pct = _figures("cpu", cpu)
+            pcts.append(cpu_pct)
+            figures += f"; {cpu_said}"
+            shown = f'{shown}</span> <span class="heat-figures heat-cpu">{cpu_shown}'
+            c_cap, c_use, c_free = cpu[:3] if cpu else (0, 0, 0)
+            extra = f' data-cpu-capacity="{c_cap}" data-cpu-used="{c_use}" data-cpu-free="{c_free}"'
+            used = [
+                f"{name} {p}% used" if p is not None else f"no {name}"
+                for name, p in (("GPUs", main_pct), ("CPUs", cpu_pct))
+            ]
+            extra_said = f" ({', '.join(used)})"
+        known = [p for p in pcts if p is not None]
+        pct = max(known) if known else 0
+        said = escape(f"{level.label} {domain}: {figures}, {pluralize(nodes)}")
+        heat = str(min(10, pct // 10)) if known else "none"
         href = escape(urlencode({"level": level.key, "domain": domain}))
         current = ' aria-current="true"' if chosen == (level.key, domain) else ""
-        shown = f"{free_text} free · {used_text} used" if cap else f"no {unit}"
+        title = escape(extra_said) if extra_said else f" ({pct}% used)"
         parts.append(
             f'<li><a class="heat-cell heat-{heat}" href="?{href}" data-level="{escape(level.key)}" '
             f'data-domain="{escape(domain)}" data-capacity="{cap}" data-used="{use}" data-free="{free}" '
-            f'data-nodes="{nodes}" data-pct="{pct}" title="{said} ({pct}% used)" '
+            f'data-nodes="{nodes}" data-pct="{pct}"{extra} title="{said}{title}" '
             f'aria-label="{said}"{current}><span class="heat-domain">{escape(domain)}</span> '
             f'<span class="heat-figures">{shown}</span></a></li>'
         )

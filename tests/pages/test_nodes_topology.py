@@ -65,7 +65,10 @@ def test_the_heat_map_sums_free_and_used_gpus_per_block_and_rack(as_olga):
         "level": RACK, "domain": "r0", "capacity": "16", "used": "12", "free": "4", "nodes": "2", "pct": "75",
         "aria": "",
     }  # fmt: skip
-    assert found[(RACK, "r0")]["aria"] == "rack r0: 4 free, 12 used of 16 GPUs, 2 nodes"
+    assert (
+        found[(RACK, "r0")]["aria"]
+        == "rack r0: 4 free, 12 used of 16 GPUs; 126 free, 2 used of 128 CPUs, 2 nodes"
+    )
     assert (found[(BLOCK, "b1")]["used"], found[(BLOCK, "b1")]["free"]) == ("6", "18")  # r3-n1 cordoned
     assert (found[(RACK, "r3")]["used"], found[(RACK, "r3")]["free"]) == ("0", "8")
     assert 'class="heat-cell heat-7"' in html  # r0: 75% used
@@ -233,8 +236,15 @@ def test_the_demo_fleet_shows_its_racks_and_blocks(as_olga):
     assert sorted(domain for level, domain in found if level == BLOCK) == [
         "cpu-block-01", "cpu-block-02", "gpu-block-01",
     ]  # fmt: skip
-    assert found[(RACK, "gpu-rack-01")]["aria"] == "rack gpu-rack-01: 32 free, 0 used of 32 GPUs, 4 nodes"
-    assert found[(RACK, "cpu-rack-01")]["aria"] == "rack cpu-rack-01: no GPUs, 4 nodes"
+    assert (
+        found[(RACK, "gpu-rack-01")]["aria"]
+        == "rack gpu-rack-01: 32 free, 0 used of 32 GPUs; 256 free, 0 used of 256 CPUs, 4 nodes"
+    )
+    # A rack of CPU nodes shows its CPUs (it has no GPU).
+    assert (
+        found[(RACK, "cpu-rack-01")]["aria"]
+        == "rack cpu-rack-01: no GPUs; 128 free, 0 used of 128 CPUs, 4 nodes"
+    )
 
 
 def test_the_sums_grouped_in_sql_are_those_of_the_pass_over_the_nodes():

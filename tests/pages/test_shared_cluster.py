@@ -163,3 +163,50 @@ def test_no_queues_no_card_rows(as_olga):
     make_gang("ml", "lonely", submitter="alice")
     html = as_olga.get("/").content.decode()
     assert "No queue borrows, is at its max or has a gang waiting." in html
+
+
+def test_a_cpu_rack_s_cell_is_coloured_by_its_cpus_and_racks_are_one_column(as_olga):
+    """With GPUs in the cluster a full rack of CPU nodes is as dark as a full GPU rack; two
+    topologies' rack levels are one "rack" column; each node lists its taints and labels."""
+    import re
+
+    from scheduler_core.models import Topology
+
+    rack, kai_rack, host = (
+        "topology.gangsched.io/rack",
+        "topology.kubernetes.io/rack",
+        "kubernetes.io/hostname",
+    )
+    Node.objects.create(
+        name="gpu-1",
+        allocatable={"cpu": 64000, GPU: 8},
+        labels={rack: "g1", kai_rack: "g1", host: "gpu-1"},
+        taints=[{"key": GPU, "value": "present", "effect": "NoSchedule"}],
+    )
+    Node.objects.create(name="gpu-2", allocatable={"cpu": 64000, GPU: 8}, labels={rack: "g1", host: "gpu-2"})
+    for i in (1, 2):
+        Node.objects.create(
+            name=f"cpu-{i}", allocatable={"cpu": 32000}, labels={rack: "c1", host: f"cpu-{i}"}
+        )
+    Node.objects.filter(name__startswith="cpu").update(external_usage={"cpu": 32000})  # full
+    Topology.objects.create(name="demo", levels=[rack, host])
+    Topology.objects.create(name="kai", levels=[kai_rack, host])
+    Node.objects.create(
+        name="gpu-3", allocatable={"cpu": 64000, GPU: 8}, labels={kai_rack: "k2", host: "gpu-3"}
+    )
+    Node.objects.create(
+        name="gpu-4", allocatable={"cpu": 64000, GPU: 8}, labels={kai_rack: "k2", host: "gpu-4"}
+    )
+
+    html = as_olga.get("/nodes/").content.decode()
+    cell = re.search(r'<a class="heat-cell heat-(\w+)"[^>]*data-domain="c1"[^>]*>', html)
+    assert cell.group(1) == "10" and 'data-pct="100"' in cell.group(0)
+    assert 'data-cpu-used="64000"' in cell.group(0)
+    assert "no GPUs, CPUs 100% used" in cell.group(0)
+    assert html.count(">rack</th>") == 1
+    assert f'<th title="{rack}, {kai_rack}">rack</th>' in html
+    row = html[html.index('<tr data-node="gpu-1">') :]
+    row = row[: row.index("</tr>")]
+    assert '<td class="domain">g1</td>' in row  # both keys say g1: once
+    assert f'<code class="taint" data-taint="{GPU}">{GPU}=present:NoSchedule</code>' in row
+    assert "<summary>3 labels</summary>" in row and f"<code>{rack}=g1</code>" in row
