@@ -73,7 +73,7 @@ def test_the_nodes_page_shows_the_topology_and_filters_by_a_domain(page, live, o
         "r2": ("16", "0"),
         "r3": ("0", "16"),
     }
-    assert racks["r2"]["label"] == "rack r2: 0 free, 16 used of 16 GPUs, 2 nodes"
+    assert racks["r2"]["label"] == "rack r2: 0 free, 16 used of 16 GPUs; 56 free, 8 used of 64 CPUs, 2 nodes"
     assert "0 free · 16 used" in racks["r2"]["text"]
     assert table(page) == list(FLEET)
 
