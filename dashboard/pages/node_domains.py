@@ -283,6 +283,9 @@ def _level_map(
             cpu_said, cpu_shown, cpu_pct = _figures("cpu", cpu)
             pcts.append(cpu_pct)
             figures += f"; {cpu_said}"
+            # Two lines of figures: each says which resource it counts.
+            shown = shown if main_pct is None else f"{UNITS.get(resource, resource)} {shown}"
+            cpu_shown = cpu_shown if cpu_pct is None else f"CPUs {cpu_shown}"
             shown = f'{shown}</span> <span class="heat-figures heat-cpu">{cpu_shown}'
             c_cap, c_use, c_free = cpu[:3] if cpu else (0, 0, 0)
             extra = f' data-cpu-capacity="{c_cap}" data-cpu-used="{c_use}" data-cpu-free="{c_free}"'
