@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
+import gangsched.celery  # noqa: F401  (the app @shared_task binds to: gangsched/__init__.py)
+
 from .simulations import simulation_run_execute
 
 

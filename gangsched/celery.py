@@ -1,5 +1,9 @@
 """The Celery app. Its configuration lives in the Django settings (``CELERY_*``, see
-``gangsched/settings/celery.py``), so the web process, the worker and beat read one source."""
+``gangsched/settings/celery.py``), so the web process, the worker and beat read one source.
+
+Imported by each module that defines tasks (``scheduler_core/tasks.py``, ``dashboard/tasks.py``,
+``scheduler_core/declarations/tasks.py``) before it defines them, and by ``celery -A gangsched``;
+not when Django starts (``gangsched/__init__.py``)."""
 
 import os
 
@@ -9,7 +13,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gangsched.settings")
 
 app = Celery("gangsched")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+app.autodiscover_tasks()  # each installed app's tasks.py, when a worker starts
+# The declarations package's own tasks module (the provisional-gang promotion), also for a worker.
+app.autodiscover_tasks(["scheduler_core.declarations"])
 
 
 def _connect_heartbeats() -> None:

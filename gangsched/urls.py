@@ -5,6 +5,10 @@ from drf_spectacular.views import SpectacularAPIView
 from dashboard import login, metrics, views
 from dashboard.api import docs
 
+# Every app's admin.py, registering its ModelAdmins before /admin/ is routed: not done when Django
+# starts (gangsched/app_configs.py), so a command that serves no page does not import them.
+admin.autodiscover()
+
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("metrics", metrics.metrics, name="metrics"),  # Prometheus; token or address allowlist

@@ -12,9 +12,8 @@ class SchedulerCoreConfig(AppConfig):
     verbose_name = "Scheduler"
 
     def ready(self) -> None:
-        # Celery's autodiscovery imports only each app's tasks.py; the declarations package
-        # has its own (the provisional-gang promotion), registered here.
-        from scheduler_core.declarations import tasks as _declaration_tasks  # noqa: F401
+        # Nothing heavy here: every manage.py command runs it. (The declarations package's
+        # Celery tasks are found by the worker: gangsched/celery.py.)
         from scheduler_core.events import connect_signals
 
         connect_signals()  # a gang's deletion reaches the open sockets (scheduler_core/events.py)

@@ -14,6 +14,7 @@ import redis
 from celery import shared_task
 from django.conf import settings
 
+import gangsched.celery  # noqa: F401  (the app @shared_task binds to: gangsched/__init__.py)
 from scheduler_core.events import events_publish
 from scheduler_core.reads.node_usage import usage_compact
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep

@@ -17,8 +17,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 INSTALLED_APPS = [
     # daphne first: its runserver replaces Django's, so `manage.py runserver` serves websockets too.
-    "daphne",
-    "django.contrib.admin",
+    # It and the admin through configs that start nothing at Django's start (gangsched/app_configs.py).
+    "gangsched.app_configs.DaphneConfig",
+    "gangsched.app_configs.AdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

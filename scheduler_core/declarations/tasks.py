@@ -1,8 +1,10 @@
-"""Celery tasks of the declarations package (imported by SchedulerCoreConfig.ready())."""
+"""Celery tasks of the declarations package (found by the worker: gangsched/celery.py)."""
 
 from __future__ import annotations
 
 from celery import shared_task
+
+import gangsched.celery  # noqa: F401  (the app @shared_task binds to: gangsched/__init__.py)
 
 from .provisional import provisional_gangs_promote
 

@@ -199,5 +199,6 @@ def test_the_promotion_task_is_registered_and_scheduled():
     from gangsched.celery import app
 
     task = "scheduler_core.declarations.tasks.promote_provisional"
+    app.loader.import_default_modules()  # what a worker imports when it starts
     assert task in app.tasks
     assert any(entry["task"] == task for entry in settings.CELERY_BEAT_SCHEDULE.values())

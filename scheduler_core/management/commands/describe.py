@@ -235,6 +235,9 @@ class Command(BaseCommand):
         "Describe a gang (or an application's gangs): state, members, placement, explanation, "
         "history; or a queue: amounts, usage, who may submit; or a topology: levels and domains."
     )
+    # A read answers at once, as kubectl does: Django's system checks would import every URL
+    # and view (the whole web side) first. `manage.py check`, migrate and the servers run them.
+    requires_system_checks: list = []
 
     def add_arguments(self, parser):
         parser.add_argument("resource", help=f"one of: {', '.join([*DESCRIBERS, *CLUSTER_DESCRIBERS])}")

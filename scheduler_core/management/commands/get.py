@@ -193,6 +193,9 @@ def table(rows: list[dict], columns: list[str]) -> str:
 
 class Command(BaseCommand):
     help = "List gangs, pods, nodes, queues or topologies as a table or JSON."
+    # A read answers at once, as kubectl does: Django's system checks would import every URL
+    # and view (the whole web side) first. `manage.py check`, migrate and the servers run them.
+    requires_system_checks: list = []
 
     def add_arguments(self, parser):
         parser.add_argument("resource", help=f"one of: {', '.join(RESOURCES)}")
