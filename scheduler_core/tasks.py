@@ -52,11 +52,14 @@ def schedule(self) -> dict:
     report = cycle_run(holder=_holder(self))
     if report.ran:
         events_publish()
-        logger.info(
-            "cycle epoch %d: %d considered, %d bound in %.3fs",
+        # One INFO line per cycle that changed something; an idle cycle (once a second) at DEBUG.
+        changed = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in report.changes.items())
+        logger.log(
+            logging.INFO if report.changes else logging.DEBUG,
+            "cycle epoch %d: %d considered, %s in %.3fs",
             report.epoch,
             report.pods_considered,
-            report.pods_bound,
+            changed or "nothing changed",
             report.duration_s,
         )
     return {"ran": report.ran, "reason": report.reason, "bound": report.pods_bound}
@@ -90,6 +93,7 @@ def sweep_timeouts(self) -> int:
     timed_out = timeouts_sweep(holder=_holder(self))
     if timed_out:
         events_publish()  # committed: pages show the timeout now, not at the next publisher tick
+        logger.info("timeout sweep: %d timed out", timed_out)
     return timed_out
 
 

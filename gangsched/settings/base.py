@@ -201,4 +201,14 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {},
 }
+# GANGSCHED_LOG_TASKS=1: every Celery task in the log, as Celery logs them by default: the
+# worker's "received" and "succeeded" lines, beat's "Sending due task" line, and the worker's
+# idle cycles. Off, the worker logs a line per cycle that changed something (and warnings and
+# errors): beat sends about six tasks a second, and their lines scrolled `make run`'s own away.
+GANGSCHED_LOG_TASKS = parse_bool("GANGSCHED_LOG_TASKS", os.environ.get("GANGSCHED_LOG_TASKS"), default=False)
+for _logger in ("celery.app.trace", "celery.worker.strategy", "celery.worker.request", "celery.beat"):
+    LOGGING["loggers"][_logger] = {"level": "INFO" if GANGSCHED_LOG_TASKS else "WARNING"}
+if GANGSCHED_LOG_TASKS:  # the idle cycles' DEBUG lines (scheduler_core/tasks.py)
+    LOGGING["loggers"]["scheduler_core.tasks"] = {"level": "DEBUG"}

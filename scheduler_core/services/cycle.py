@@ -60,6 +60,9 @@ class CycleReport:
     recovered: int = 0
     duration_s: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    #: What the cycle changed, by kind ("bound", "reserved", "evicted", "timed_out"...): only
+    #: the kinds it did, so an idle cycle's is empty (the worker logs it at DEBUG only).
+    changes: dict[str, int] = field(default_factory=dict)
 
 
 def cycle_run(
@@ -108,7 +111,23 @@ def cycle_run_leased(*, lease: Lease, backend: ClusterBackend, config: EngineCon
         recovered=recovered,
         duration_s=duration,
         timings=result.timings,
+        changes=cycle_changes(result, bound=bound, recovered=recovered),
     )
+
+
+def cycle_changes(result: CycleResult, *, bound: int, recovered: int) -> dict[str, int]:
+    """How many of each change a cycle made; kinds it did not make are left out."""
+    changes = {
+        "bound": bound,
+        "reserved": len(result.reservations),
+        "released": len(result.releases),
+        "evicted": len(result.evictions),
+        "recovered": recovered,
+    }
+    for transition in result.transitions:
+        kind = transition.kind.value
+        changes[kind] = changes.get(kind, 0) + 1
+    return {kind: count for kind, count in changes.items() if count}
 
 
 def engine_config() -> EngineConfig:

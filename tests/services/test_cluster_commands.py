@@ -92,7 +92,7 @@ def test_the_demo_fits_the_seeded_cluster_except_the_gang_meant_not_to():
 def test_an_operator_is_created_once_with_a_printed_password():
     out = run("ensure_operator", "--port", "9000")
 
-    assert "http://127.0.0.1:9000/admin/" in out
+    assert "Sign in at http://127.0.0.1:9000/ as operator" in out
     password = out.split("password: ", 1)[1].split()[0]
     assert get_user_model().objects.get(username="operator").check_password(password)
     assert "nothing to do" in run("ensure_operator")
