@@ -116,6 +116,20 @@ def test_every_read_command_leaves_the_heavy_modules_unimported(gang):
     assert heavy(modules) == []
 
 
+def test_the_web_servers_urls_draw_no_plot():
+    """Routing imports every view, the simulations' too: matplotlib waits for a plot to draw
+    (scheduler_core/simulation/plots.py), not for the web server's first request."""
+    probe = (
+        "import sys, django\ndjango.setup()\nimport gangsched.urls\nprint('\\n'.join(sorted(sys.modules)))\n"
+    )
+    command = [sys.executable, "-c", probe]
+    result = subprocess.run(command, cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    modules = result.stdout.split()
+    assert "dashboard.api.simulations" in modules
+    assert not heavy_in(modules, "matplotlib")
+
+
 def test_the_check_sees_a_heavy_import():
     """The checks above would pass vacuously if the names did not match what Python imports."""
     assert heavy(["matplotlib.pyplot", "numpy", "daphne", "daphne.server", "celery.app", "kubernetes"]) == [

@@ -11,20 +11,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from .outcome import Replay, main_resource  # noqa: E402
+from .outcome import Replay, main_resource
 
 PLOTS = ("comparison.png", "utilization.png", "queue.png", "jct.png")
 MAX_POINTS = 2000
 
 
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend, imported when a plot is drawn: about a second,
+    which whatever imports this module for ``PLOTS`` (the web server's URLs) does not pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def write_plots(replays: list[Replay], out: Path, title: str) -> list[Path]:
+    plt = _pyplot()
     out.mkdir(parents=True, exist_ok=True)
     panels = (_utilization, _queue, _jct)
     written = []
@@ -44,7 +51,7 @@ def write_plots(replays: list[Replay], out: Path, title: str) -> list[Path]:
 def _save(figure, path: Path) -> Path:
     figure.tight_layout()
     figure.savefig(path, dpi=90)
-    plt.close(figure)
+    _pyplot().close(figure)
     return path
 
 
