@@ -260,17 +260,48 @@ def test_every_environment_variable_is_documented_once():
     assert not elsewhere, f"variable tables outside docs/configuration.md: {elsewhere}"
 
 
+def readme_quote(command: str) -> str:
+    """What the README's tour quotes as ``command``'s output: the comment after it on its line,
+    or the comment lines right under it (``# `` and the indentation dropped, joined by spaces)."""
+    tour = (ROOT / "README.md").read_text().split("## A 5-minute tour", 1)[1].split("\n## ", 1)[0]
+    lines = [
+        line for block in re.findall(r"^```sh\n(.*?)^```", tour, re.M | re.S) for line in block.splitlines()
+    ]
+    for index, line in enumerate(lines):
+        code, _, comment = line.partition("#")
+        if code.strip() != command:
+            continue
+        if comment.strip():
+            return comment.strip()
+        below = []
+        for after in lines[index + 1 :]:
+            if not after.startswith("#"):
+                break
+            below.append(after.lstrip("#").strip())
+        return " ".join(below)
+    raise AssertionError(f"the README's tour has no line {command!r}")
+
+
+def test_the_quote_reader_reads_both_forms():
+    assert readme_quote("manage.py retry tour/too-big").startswith("gang tour/too-big")
+    assert readme_quote("manage.py describe gang tour/too-big").startswith("Explanation:")
+
+
 @pytest.mark.django_db
 def test_the_readme_tour_on_the_cluster_make_run_seeds():
     """The README's 5-minute tour, cycle by cycle: the trainer binds whole, the too-big gang waits
-    saying why, times out, is retried and killed."""
+    saying why, times out, is retried and killed; each output the README quotes is what the
+    command prints (``...`` in a quote stands for lines left out)."""
     for command in ("seed_cluster", "submit_demo"):
         call_command(command, stdout=StringIO())
     out = StringIO()
     call_command("apply", "-f", str(ROOT / "docs" / "tour" / "trainer.yaml"), stdout=out)
+    first, _, last = readme_quote("manage.py apply -f docs/tour/trainer.yaml").partition(" ... ")
+    assert out.getvalue().splitlines()[0] == first and out.getvalue().splitlines()[-1] == last
+    out = StringIO()
     call_command("apply", "-f", str(ROOT / "docs" / "tour" / "too-big.yaml"), stdout=out)
     lines = out.getvalue().splitlines()
-    assert lines[0] == "gangjob.gangsched.io/trainer created" and "gang tour/too-big created" in lines
+    assert "gang tour/too-big created" in lines
 
     cycle_run(holder="tour")
     kubelet_tick(now=timezone.now())  # the simulated kubelet starts the bound pods
@@ -282,6 +313,8 @@ def test_the_readme_tour_on_the_cluster_make_run_seeds():
     describe = StringIO()
     call_command("describe", "gang", "tour/too-big", stdout=describe)
     assert "InsufficientResources" in describe.getvalue()
+    printed = " ".join(describe.getvalue().split())
+    assert " ".join(readme_quote("manage.py describe gang tour/too-big").split()) in printed, printed
 
     Gang.objects.filter(pk=too_big.pk).update(wait_started=timezone.now() - timedelta(seconds=31))
     timeouts_sweep(holder="tour")
@@ -291,3 +324,4 @@ def test_the_readme_tour_on_the_cluster_make_run_seeds():
         out = StringIO()
         call_command(command, "tour/too-big", stdout=out)
         assert out.getvalue() == f"gang tour/too-big {said}\n"
+        assert readme_quote(f"manage.py {command} tour/too-big") == out.getvalue().strip()
