@@ -50,7 +50,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--db", default=BENCH_DB)
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database at the end")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "cli-time.json"))
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs: give at least 1")
+    return args
 
 
 def manage(*args: str) -> subprocess.CompletedProcess:
