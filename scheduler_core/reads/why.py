@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scheduler_core.engine.diagnosis import reason_text
+from scheduler_core.engine.diagnosis_text import reason_text
 from scheduler_core.engine.quantity import format_quantity
 
 
