@@ -16,7 +16,7 @@ help:
 	@echo "make run   - start the web server, a Celery worker and beat on 127.0.0.1:$(PORT)"
 	@echo "make test  - ruff, then the whole test suite (one worker per CPU) against the local PostgreSQL and Redis"
 	@echo "make lint  - ruff only"
-	@echo "make screenshot - regenerate docs/img/dashboard.png (Chromium, a database of its own)"
+	@echo "make screenshot - regenerate the pictures of the pages in docs/img/ (Chromium, a database of its own, ~6 min: the demo runs 5 first)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,7 +51,7 @@ test: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 
-# The README's picture of the dashboard, made with the browser tests' Chromium on a demo cluster in
-# a database of its own (scripts/screenshot.py).
+# The pictures of the dashboard's pages (the README's and docs/screenshots.md's), made with the browser
+# tests' Chromium on a demo that has run for a while, in a database of its own (scripts/screenshot.py).
 screenshot: $(VENV)/.installed-dev .run/secret_key
 	$(BIN)/python scripts/screenshot.py

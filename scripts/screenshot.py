@@ -2,7 +2,7 @@
 Overview) and one per page, ``docs/img/<page>.png`` (docs/dashboard.md shows them).
 
     make screenshot                                   # or:
-    .venv/bin/python scripts/screenshot.py [--minutes 6] [--out-dir docs/img]
+    .venv/bin/python scripts/screenshot.py [--minutes 5] [--out-dir docs/img]
 
 They show what an operator sees after `make run` has run for a while, so they are made the same
 way, but apart from any installation: on a PostgreSQL database of its own
@@ -162,7 +162,7 @@ def clean_up() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=ROOT / "docs" / "img")
-    parser.add_argument("--minutes", type=float, default=6.0, help="How long the demo runs first.")
+    parser.add_argument("--minutes", type=float, default=5.0, help="How long the demo runs first.")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"screenshot: no Chromium at {CHROMIUM}: apt-get install -y chromium")

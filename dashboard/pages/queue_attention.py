@@ -217,4 +217,4 @@ def queues_needing_attention(figures: dict[str, QueueFigures], user, *, now: dat
             {"name": name, "path": entry.path, "flags": flags, "waiting": len(gangs), "oldest": oldest}
         )
     rows.sort(key=lambda row: (-(row["oldest"]["waited_s"] if row["oldest"] else -math.inf), row["path"]))
-    return {"rows": rows[:CARD_LIMIT], "more": max(0, len(rows) - CARD_LIMIT)}
+    return {"rows": rows[:CARD_LIMIT], "more": max(0, len(rows) - CARD_LIMIT), "declared": bool(figures)}

@@ -160,9 +160,11 @@ def test_tenancy_a_submitter_never_sees_another_s_gang(as_alice, as_bob, shared)
 
 
 def test_no_queues_no_card_rows(as_olga):
+    """Without declared queues the card says so, not that no gang waits (one does)."""
     make_gang("ml", "lonely", submitter="alice")
     html = as_olga.get("/").content.decode()
-    assert "No queue borrows, is at its max or has a gang waiting." in html
+    assert "No queues are declared: gangs wait in one queue, <code>default</code>" in html
+    assert "No queue borrows" not in html
 
 
 def test_a_cpu_rack_s_cell_is_coloured_by_its_cpus_and_racks_are_one_column(as_olga):
