@@ -84,7 +84,7 @@ def test_describe_queue(tree):
     assert "Path:           ml/nlp   Parent: ml" in text
     assert "State:          Closed" in text
     assert "Borrowed:       memory=2Gi,nvidia.com/gpu=2" in text
-    assert "Pending:        cpu=500m (1 pods)" in text
+    assert "Pending:        cpu=0.5 (1 pods)" in text
     assert "Who may submit: group nlp-team" in text
     assert "LocalQueues:    team/main" in text
     assert "  team/bert Running" in text
@@ -105,3 +105,11 @@ def test_describe_lists_gangs_through_its_local_queues_in_their_namespace_only(t
     gangs = json.loads(run("describe", "queue", "nlp", "-o", "json"))["gangs"]
 
     assert gangs == ["team/bert Running", "team/via-local Pending"]
+
+
+def test_describe_queue_displays_amounts_as_the_pages_do_with_the_exact_form_after_a_rounded_one():
+    from scheduler_core.management.commands._queues import _shown
+
+    assert _shown("cpu=16500m,memory=250000Mi") == "cpu=16.5,memory=244Gi (250000Mi)"
+    assert _shown("nvidia.com/gpu=2,memory=128Gi") == "nvidia.com/gpu=2,memory=128Gi"
+    assert _shown("<unlimited>") == "<unlimited>"

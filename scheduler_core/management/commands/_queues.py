@@ -10,7 +10,13 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 from django.db.models import Q
 
-from scheduler_core.engine.quantity import format_quantity
+from scheduler_core.engine.quantity import (
+    QuantityError,
+    canonical_amount,
+    display_quantity,
+    format_quantity,
+    is_display_exact,
+)
 from scheduler_core.reads.queue_figures import QueueFigures, queue_figures
 
 
@@ -84,20 +90,37 @@ def queue_detail(figures: QueueFigures) -> dict:
     return detail
 
 
+def _shown(amounts_text: str) -> str:
+    """``cpu=16500m,memory=250000Mi`` as the pages display it, the exact form after a rounded
+    one: ``cpu=16.5,memory=244Gi (250000Mi)``; ``<none>`` and the like as they are."""
+    if amounts_text.startswith("<"):
+        return amounts_text
+    parts = []
+    for name, _, text in (part.partition("=") for part in amounts_text.split(",")):
+        try:
+            amount = canonical_amount(name, text)
+        except QuantityError:
+            parts.append(f"{name}={text}")
+            continue
+        shown = display_quantity(name, amount)
+        parts.append(f"{name}={shown}" if is_display_exact(name, amount) else f"{name}={shown} ({text})")
+    return ",".join(parts)
+
+
 def queue_text(d: dict) -> str:
     lines = [
         f"Name:           {d['name']}",
         f"Path:           {d['path']}   Parent: {d['parent'] or '<none>'}",
         f"State:          {d['state']}"
         + ("   (cohort: groups queues, takes no work)" if d["cohort"] else ""),
-        f"Guarantee:      {d['guarantee']}",
-        f"Max:            {d['max']}",
-        f"Lending limit:  {d['lending_limit']}",
+        f"Guarantee:      {_shown(d['guarantee'])}",
+        f"Max:            {_shown(d['max'])}",
+        f"Lending limit:  {_shown(d['lending_limit'])}",
         f"Weight:         {d['weight']:g}   Reclaimable: {'yes' if d['reclaimable'] else 'no'}",
-        f"Used:           {d['used']}",
-        f"Borrowed:       {d['borrowed']}",
-        f"Pending:        {d['pending']} ({d['pending_pods']} pods)",
-        f"Stalled:        {d['stalled']} ({d['stalled_pods']} pods of timed-out or failed gangs)",
+        f"Used:           {_shown(d['used'])}",
+        f"Borrowed:       {_shown(d['borrowed'])}",
+        f"Pending:        {_shown(d['pending'])} ({d['pending_pods']} pods)",
+        f"Stalled:        {_shown(d['stalled'])} ({d['stalled_pods']} pods of timed-out or failed gangs)",
         f"Source:         {d['source_format'] or '<none>'}",
         f"Children:       {', '.join(d['children']) or '<none>'}",
         f"LocalQueues:    {', '.join(d['local_queues']) or '<none>'}",
