@@ -51,7 +51,7 @@ test: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 
-# The pictures of the dashboard's pages (the README's and docs/screenshots.md's), made with the browser
+# The pictures of the dashboard's pages (the README's and docs/dashboard.md's), made with the browser
 # tests' Chromium on a demo that has run for a while, in a database of its own (scripts/screenshot.py).
 screenshot: $(VENV)/.installed-dev .run/secret_key
 	$(BIN)/python scripts/screenshot.py
