@@ -126,6 +126,12 @@ def manage(*args: str) -> None:
     subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True)
 
 
+def manage_output(*args: str) -> str:
+    """``manage`` for a command whose answer is read (its standard output)."""
+    command = [PY, "manage.py", *args]
+    return subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
+
+
 def prepare(nodes: int, port: int, nodes_file: str = "") -> dict:
     """Everything that must be true before the processes start; each step is idempotent. The
     operator account (``ensure_operator -o json``)."""
@@ -144,15 +150,7 @@ def bootstrap(nodes: int, port: int, nodes_file: str = "") -> dict:
     replayed cluster gets the user's own manifests). The demo is submitted only into an empty
     installation, so a restart never adds more.
     """
-    operator = json.loads(
-        subprocess.run(
-            [PY, "manage.py", "ensure_operator", "--port", str(port), "-o", "json"],
-            cwd=ROOT,
-            check=True,
-            stdout=subprocess.PIPE,
-            text=True,
-        ).stdout
-    )
+    operator = json.loads(manage_output("ensure_operator", "--port", str(port), "-o", "json"))
     if os.environ.get("CLUSTER_BACKEND", "simulated") == "simulated":
         if nodes_file:
             manage("seed_cluster", "--if-empty", "--nodes-file", str(Path(nodes_file).resolve()))

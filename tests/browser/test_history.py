@@ -21,10 +21,12 @@ T0 = dt.datetime(2025, 5, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def shown(page) -> list[list[str]]:
-    """(gang, kind, by) of each row, top to bottom."""
-    return page.locator("table.history tbody tr[data-gang]").evaluate_all(
+    """(gang, kind, by) of each row, top to bottom; without the ``explained`` events the live
+    worker's cycles add to these pending gangs whenever they run (newest, so first)."""
+    rows = page.locator("table.history tbody tr[data-gang]").evaluate_all(
         "rows => rows.map(r => [r.dataset.gang, r.dataset.kind, r.querySelector('.actor').textContent])"
     )
+    return [row for row in rows if row[1] != "explained"]
 
 
 ZONE_SHOWN = "() => (document.getElementById('history-zone') || {dataset: {}}).dataset.zone"

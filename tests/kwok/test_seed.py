@@ -55,6 +55,7 @@ def test_make_run_seeds_from_the_nodes_file_only_when_it_is_given(monkeypatch):
     spec.loader.exec_module(run)
     calls = []
     monkeypatch.setattr(run, "manage", lambda *args: calls.append(args))
+    monkeypatch.setattr(run, "manage_output", lambda *args: calls.append(args) or '{"user": "operator"}')
     run.bootstrap(16, 8000, "nodes.yaml")
     assert calls[1] == ("seed_cluster", "--if-empty", "--nodes-file", str(Path("nodes.yaml").resolve()))
     assert len(calls) == 2  # no demo workload in a replayed cluster
