@@ -5,6 +5,7 @@ pytest-django loads the settings before this file. Under pytest-xdist each worke
 both (tests/settings.py), and the tests that share more run on one worker (``XDIST_GROUPS``)."""
 
 import importlib
+import os
 from collections import Counter
 
 import pytest
@@ -15,7 +16,11 @@ from hypothesis import settings as hypothesis_settings
 
 # Hypothesis's per-example deadline (200 ms) is a timing assertion: on a loaded 2-core machine a
 # database round trip can exceed it. No test here asserts a time, so none has a deadline.
-hypothesis_settings.register_profile("gangsched", deadline=None)
+# Examples are derandomized, so that a run passes or fails the same way on every machine;
+# GANGSCHED_HYPOTHESIS_EXPLORE=1 draws fresh random ones (and keeps failures in .hypothesis/).
+hypothesis_settings.register_profile(
+    "gangsched", deadline=None, derandomize=not os.environ.get("GANGSCHED_HYPOTHESIS_EXPLORE")
+)
 hypothesis_settings.load_profile("gangsched")
 
 #: Tests that share something beyond their xdist worker's own databases, queue and prefix

@@ -4,6 +4,8 @@ bytes, cores for CPU, integers for counts, at most three significant digits; the
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -85,9 +87,25 @@ def test_at_most_three_significant_digits_off_the_whole_part(resource: str, amou
     whole, _, decimals = text.partition(".")
     if decimals:
         assert len((whole + decimals).lstrip("0")) <= 3
-    # the displayed figure is within half a unit of its last digit of the true value
-    shown = canonical_amount(resource, display_quantity(resource, amount))
+    # the displayed figure is within half a unit of its last digit of the true value (read
+    # exactly: near 2^63-1 milli-CPU the rounded figure lies past the largest valid quantity)
+    shown = _displayed_amount(resource, display_quantity(resource, amount))
     assert abs(shown - amount) <= max(amount, 1000 if resource == "cpu" else 1) * 0.006
+
+
+def test_the_largest_cpu_amount_displays_rounded_past_the_limit() -> None:
+    assert display_quantity("cpu", INT64_MAX) == "9223372036854776"
+    assert not is_display_exact("cpu", INT64_MAX)
+
+
+def _displayed_amount(resource: str, text: str) -> Fraction:
+    """The exact amount a displayed figure stands for, in the canonical unit."""
+    units = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+    suffix = text[-2:] if text[-2:] in units else ""
+    value = Fraction(text[: len(text) - len(suffix)])
+    if resource == "cpu":
+        return value * 1000
+    return value * 1024 ** units.get(suffix, 0)
 
 
 @pytest.mark.parametrize(
