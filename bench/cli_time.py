@@ -5,11 +5,11 @@
 
 kubectl answers in well under a second; so should these. Each run is the whole command a user
 types: the interpreter starting, Django's setup (settings, apps, models), the command's imports,
-its queries and its output. The script times ``--runs`` runs of each command, one after the other
-(after one untimed run of each, which writes the bytecode caches), with ``time.perf_counter``
-around ``subprocess.run``, and the CPU time the process used (user + system, from
-``resource.getrusage(RUSAGE_CHILDREN)``), which moves much less than wall time with what else
-the machine runs. It prints p50 and max of each and writes them, with the machine's cores and
+its queries and its output. The script writes the project's bytecode caches (as ``make run``
+does), runs each command once untimed, then times ``--runs`` runs of each, one after the other,
+with ``time.perf_counter`` around ``subprocess.run``, and the CPU time the process used (user +
+system, from ``resource.getrusage(RUSAGE_CHILDREN)``), which moves much less than wall time with
+what else the machine runs. It prints p50 and max of each and writes them, with the machine's cores and
 load average, to JSON. Nothing asserts.
 
 It uses a database of its own, ``gangsched_bench_cli`` (dropped and created at start, migrated,
@@ -82,8 +82,20 @@ def cpu_of_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def write_bytecode() -> None:
+    """The project's bytecode caches, as ``make run`` writes them (``make bytecode``): with
+    PYTHONDONTWRITEBYTECODE set, an untimed run would not write them, and every timed run would
+    compile the project's modules again."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "gangsched", "scheduler_core", "dashboard", "manage.py"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+
+
 def time_command(args: list[str], runs: int) -> dict:
-    manage(*args)  # untimed: the bytecode caches
+    manage(*args)  # untimed: the operating system's file caches
     walls, cpus = [], []
     for _ in range(runs):
         cpu = cpu_of_children()
@@ -103,6 +115,7 @@ def time_command(args: list[str], runs: int) -> dict:
 def main() -> int:
     args = parse_args()
     prepare(args.db)
+    write_bytecode()
     load_before = os.getloadavg()
     results = {}
     try:
@@ -114,6 +127,7 @@ def main() -> int:
     report = {
         "when": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+        "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "commands": results,
