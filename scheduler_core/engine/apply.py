@@ -46,6 +46,6 @@ def _transition(gang: Gang, kind: TransitionKind, now: float) -> Gang:
     if kind == TransitionKind.FELL_BACK:
         return dataclasses.replace(gang, fallen_back=True)
     if kind in (TransitionKind.PREEMPTED, TransitionKind.DEADLOCK_BROKEN):
-        phase = GangPhase.PENDING if kind == TransitionKind.PREEMPTED else gang.phase
-        return dataclasses.replace(gang, satisfied=False, wait_started=None, phase=phase)
+        # It holds nothing now: Pending, with no clock, until a member can be placed again.
+        return dataclasses.replace(gang, satisfied=False, wait_started=None, phase=GangPhase.PENDING)
     return gang

@@ -338,7 +338,8 @@ def _transitions_write(result, gangs, cycle, events, backend) -> None:
         elif kind == TransitionKind.FELL_BACK:
             updates = {"fallen_back": True}
         elif kind == TransitionKind.DEADLOCK_BROKEN:
-            updates = {"wait_started": None}
+            # Its reservations were released: it holds nothing, as a gang that never reserved.
+            updates = {"wait_started": None, "phase": "Pending"}
         if updates:
             changes.setdefault(gang.pk, {}).update(updates)
             for name, value in updates.items():

@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from scheduler_core.engine import EngineConfig, GangMode, TransitionKind, apply_result, run_cycle
+from scheduler_core.engine import EngineConfig, GangMode, GangPhase, TransitionKind, apply_result, run_cycle
 
 from .world import NOW, bound_of, gang, members, nodes, snapshot
 
@@ -61,3 +61,20 @@ def test_without_deadlock_resolution_both_wait_forever():
         result = run_cycle(world, NOW + i, config)
         assert result.binds == []
         world = apply_result(world, result, NOW + i)
+
+
+def test_a_loser_that_cannot_reserve_again_is_pending_with_no_clock():
+    """Two 4-CPU nodes. JobA (6 x 1 CPU) holds 4 on n0; JobB (2 x 3 CPU) holds one on n1. JobB
+    gives way; once JobA has completed on n1, no 3-CPU slot is left, so JobB holds nothing."""
+    cluster = nodes(2, cpu=4)
+    held_a = tuple(dataclasses.replace(p, reserved_node="n0") for p in members("ns/job-a", 4))
+    held_b = tuple(dataclasses.replace(p, reserved_node="n1") for p in members("ns/job-b", 1, cpu=3))
+    pods = (*held_a, *members("ns/job-a", 2, start=4), *held_b, *members("ns/job-b", 1, cpu=3, start=1))
+    holding = {"mode": GangMode.NON_STRICT, "wait_started": NOW - 5, "phase": GangPhase.SCHEDULING}
+    gangs = [gang("ns/job-a", 6, created=1.0, **holding), gang("ns/job-b", 2, created=2.0, **holding)]
+    world = snapshot(cluster, pods, gangs)
+    result = run_cycle(world, NOW)
+    assert len(bound_of(result, "ns/job-a")) == 6
+    assert result.transitions_of("ns/job-b") == [TransitionKind.DEADLOCK_BROKEN]
+    loser = next(g for g in apply_result(world, result, NOW).gangs if g.key == "ns/job-b")
+    assert (loser.phase, loser.wait_started, loser.satisfied) == (GangPhase.PENDING, None, False)

@@ -99,3 +99,25 @@ def test_the_api_says_where_a_gang_stands_against_its_timeout(client, olga):
     assert answer["state"] == "counting"
     deadline = gang.wait_started + timedelta(seconds=45)
     assert answer["deadline"] == deadline.isoformat().replace("+00:00", "Z")
+
+
+def test_a_gang_whose_reservations_a_broken_deadlock_released_is_pending_again():
+    """Two NonStrict gangs each hold part of what the other needs (the coscheduling article's
+    JobA/JobB, tests/engine/test_deadlock.py): the younger gives way. Its 3-CPU members fit
+    nowhere once the older has completed, so it holds nothing, and it is Pending again with no
+    clock, as a gang that never reserved (not 'Scheduling' with nothing bound)."""
+    make_nodes(2, cpu=4)
+    now = timezone.now()
+    holding = {"mode": "NonStrict", "wait_seconds": 300, "phase": "Scheduling", "wait_started": now}
+    older = make_gang("team/a", 6, cpu=1, created=now - timedelta(minutes=2), **holding)
+    younger = make_gang("team/b", 2, cpu=3, created=now - timedelta(minutes=1), **holding)
+    for member in Member.objects.filter(gang=older).order_by("name")[:4]:
+        Member.objects.filter(pk=member.pk).update(reserved_node="n0")
+    Member.objects.filter(gang=younger, name="b-0").update(reserved_node="n1")
+    cycle_run(holder="test")
+    older.refresh_from_db()
+    younger.refresh_from_db()
+    assert Member.objects.filter(gang=older, node__isnull=False).count() == 6
+    assert Member.objects.filter(gang=younger).exclude(node=None, reserved_node=None).count() == 0
+    assert (younger.phase, younger.wait_started) == ("Pending", None)
+    assert state(younger) == "not_started"
