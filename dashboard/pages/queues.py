@@ -5,8 +5,9 @@ may submit to and their ancestors, as ``/api/v1/queues/`` lists them (``queue_fi
 another queue, and its chart, read as one that does not exist. The gangs waiting in a queue are
 counted among those the user may see (a submitter: their own), as the gangs list the count links
 to would show them. Each queue's badges (borrowing, at max, over quota) and its waiting gangs in
-the order the scheduler tries them (``queue_attention``), as of the page's load: a submitter is
-listed their own gangs, each with its place among all those waiting. Closing and opening
+the order the scheduler tries them (``queue_attention``): a submitter is
+listed their own gangs, each with its place among all those waiting. ``/queues/live/`` answers
+the same rows, badges and lanes for the page to rewrite itself when gangs change. Closing and opening
 take ``scheduler_core.close_queue`` (operators); to anyone else the action answers exactly as
 for a queue that does not exist (404), as the other page actions do for what one may not touch.
 """
@@ -17,6 +18,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
@@ -44,26 +46,36 @@ def _chart_queue(rows: list[dict], asked: str) -> str | None:
     return next((row["name"] for row in rows if row["parent"] is None), None)
 
 
+def _rows_with_attention(user) -> tuple[list[dict], dict]:
+    """Every queue ``user`` may read, each with its badges and waiting gangs (``attention``),
+    and what the waiting lanes are rendered from; one fixed number of queries."""
+    figures = queue_figures_visible(user)
+    local = local_queues() if figures else {}
+    rows = queue_rows(user, figures, local)
+    pending = pending_lists(figures, user, now=timezone.now(), local=local)
+    for row in rows:
+        row["attention"] = pending.get(row["name"])
+    lanes = {
+        "waiting": [row for row in rows if row["attention"] and row["attention"]["total"]],
+        "sees_all": sees_all_gangs(user),
+    }
+    return rows, lanes
+
+
 @require_GET
 @login_required
 def queue_list(request):
-    figures = queue_figures_visible(request.user)
-    local = local_queues() if figures else {}
-    rows = queue_rows(request.user, figures, local)
+    rows, lanes = _rows_with_attention(request.user)
     charted = _chart_queue(rows, request.GET.get("chart", ""))
-    pending = pending_lists(figures, request.user, now=timezone.now(), local=local)
-    for row in rows:
-        row["attention"] = pending.get(row["name"])
     return render(
         request,
         "dashboard/queues.html",
         {
             "queues": rows,
-            "waiting": [row for row in rows if row["attention"] and row["attention"]["total"]],
+            **lanes,
             "charted": charted,
             "chart": queue_chart(charted, now=timezone.now()),
             "can_close": request.user.has_perm(CLOSE_PERMISSION),
-            "sees_all": sees_all_gangs(request.user),
         },
     )
 
@@ -71,8 +83,13 @@ def queue_list(request):
 @require_GET
 @login_required
 def queue_live(request):
-    """The page's rows as JSON, re-read by static/js/queues.js when gangs change."""
-    return JsonResponse({"queues": queue_rows(request.user)})
+    """What static/js/queues.js re-reads when gangs change: the rows as JSON, each with its
+    badges (``flags``), and the waiting lanes as the page renders them (``pending_html``)."""
+    rows, lanes = _rows_with_attention(request.user)
+    html = render_to_string("dashboard/_queue_pending.html", lanes, request=request)
+    for row in rows:
+        row["flags"] = row.pop("attention")["flags"] if row.get("attention") else []
+    return JsonResponse({"queues": rows, "pending_html": html})
 
 
 @require_POST

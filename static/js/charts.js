@@ -140,30 +140,14 @@
     });
   }
 
-  var lastRefresh = 0;
-  var timer = null;
-  var fetching = false;
-
-  function refreshCluster() {
-    timer = null;
-    if (fetching) {
-      timer = window.setTimeout(refreshCluster, REFRESH_MS);
-      return;
-    }
-    fetching = true;
-    lastRefresh = Date.now();
-    fetch("/api/v1/cluster/", { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (response) { return response.ok ? response.json() : null; })
-      .then(function (summary) { if (summary) applyCluster(summary); })
-      .catch(function () {})
-      .then(function () { fetching = false; });
-  }
+  var trigger = window.gangschedRefresher({
+    ms: REFRESH_MS,
+    url: function () { return "/api/v1/cluster/"; },
+    apply: applyCluster,
+  });
 
   function onGang() {
-    if (!document.getElementById("overview-counts") || timer) return;
-    // Leading edge now, then at most one trailing refresh per REFRESH_MS.
-    var wait = Math.max(0, lastRefresh + REFRESH_MS - Date.now());
-    timer = window.setTimeout(refreshCluster, wait);
+    if (document.getElementById("overview-counts")) trigger();
   }
 
   document.addEventListener("gangsched:gang", onGang);

@@ -2,7 +2,7 @@
 // (dashboard/pages/live_lists.py). The page's [data-live-list] is what a reload would show of the
 // list, rendered by the server: on every "gangsched:gang" event from live.js (a gang created,
 // changed or deleted) and each time the socket opens (what changed while the page loaded or
-// the socket was down), at most once every REFRESH_MS, the
+// the socket was down), at most once every REFRESH_MS (refresher.js), the
 // page's own address with ?live=rows is read, which answers that part with the same filters,
 // sort, page and visibility as the page, and it replaces the list. So a new gang that sorts onto
 // this page appears in its place, one that belongs to another page or another filter does not, a
@@ -14,7 +14,7 @@
   var REFRESH_MS = 1000;
   // answers: lists read; refreshes: those that changed the list.
   var lists = (window.gangschedLists = { answers: 0, refreshes: 0, count: null });
-  var lastRefresh = 0, timer = null, fetching = false, shown = null;
+  var shown = null;
 
   function box() {
     return document.querySelector("[data-live-list]");
@@ -52,25 +52,10 @@
     document.dispatchEvent(new CustomEvent("gangsched:list", { detail: { count: body.count } }));
   }
 
-  function refresh() {
-    timer = null;
-    if (fetching) {
-      timer = window.setTimeout(refresh, REFRESH_MS);
-      return;
-    }
-    fetching = true;
-    lastRefresh = Date.now();
-    fetch(rowsUrl(), { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (response) { return response.ok ? response.json() : null; })
-      .then(function (body) { if (body) apply(body); })
-      .catch(function () {})
-      .then(function () { fetching = false; });
-  }
+  var trigger = window.gangschedRefresher({ ms: REFRESH_MS, url: rowsUrl, apply: apply });
 
   function onGang() {
-    if (!box() || timer) return;
-    // Leading edge now, then at most one trailing refresh per REFRESH_MS.
-    timer = window.setTimeout(refresh, Math.max(0, lastRefresh + REFRESH_MS - Date.now()));
+    if (box()) trigger();
   }
 
   document.addEventListener("gangsched:gang", onGang);

@@ -1,9 +1,11 @@
 // The Queues page (dashboard/pages/queues.py): a chart per resource of the charted queue's last
 // hour (usage, fair share, guarantee; units.js' lineChart, as the overview's), and the
-// tree kept live. On every "gangsched:gang" event from live.js (and after a reconnect's
-// catch-up), at most once every REFRESH_MS, /queues/live/ is re-read: each row's state, waiting
-// gangs, bars (.queue-bar[data-queue][data-resource], data-used etc.) and borrowed / lent /
-// pending are rewritten, and a point (now) is appended to the chart from the charted queue's row.
+// tree and waiting lanes kept live. On every "gangsched:gang" event from live.js (and after a
+// reconnect's catch-up), at most once every REFRESH_MS (refresher.js), /queues/live/ is
+// re-read: each row's badges, state, waiting gangs, bars (.queue-bar[data-queue][data-resource],
+// data-used etc.) and borrowed / lent / pending are rewritten, the waiting lanes replaced by
+// the server's rendering of them, and a point (now) is appended to the chart from the charted
+// queue's row.
 // window.gangschedQueues exposes the chart data and the last rows (tests read them).
 (function () {
   "use strict";
@@ -130,7 +132,24 @@
     }
   }
 
+  function flagNode(flag) {
+    var span = document.createElement("span");
+    span.className = "queue-flag";
+    span.setAttribute("data-flag", flag.flag);
+    span.setAttribute("title", flag.title);
+    span.textContent = flag.flag;
+    return span;
+  }
+
   function applyRow(tr, row) {
+    var flags = cellOf(tr, ".queue-flags");
+    if (flags) {
+      while (flags.firstChild) flags.removeChild(flags.firstChild);
+      (row.flags || []).forEach(function (flag) {
+        flags.appendChild(document.createTextNode(" "));
+        flags.appendChild(flagNode(flag));
+      });
+    }
     var state = cellOf(tr, ".queue-state");
     if (state) {
       var text = row.open ? "Open" : "Closed";
@@ -147,6 +166,12 @@
     if (bars) replaceChildren(bars, row.bars.map(function (bar) { return barNode(row, bar); }), "nothing used, guaranteed or limited");
     var lending = cellOf(tr, ".queue-lending");
     if (lending) replaceChildren(lending, row.bars.map(lendingNode));
+  }
+
+  // The waiting lanes, as the server renders them for the page (templates/dashboard/_queue_pending.html).
+  function lanes(html) {
+    var box = document.getElementById("queue-pending-lanes");
+    if (box && typeof html === "string" && box.innerHTML !== html) box.innerHTML = html;
   }
 
   function apply(rows) {
@@ -172,32 +197,18 @@
   }
 
   var queues = (window.gangschedQueues = { data: null, rows: null, refreshes: 0 });
-  var lastRefresh = 0, timer = null, fetching = false;
-
-  function refresh() {
-    timer = null;
-    if (fetching) {
-      timer = window.setTimeout(refresh, REFRESH_MS);
-      return;
-    }
-    fetching = true;
-    lastRefresh = Date.now();
-    fetch("/queues/live/", { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (response) { return response.ok ? response.json() : null; })
-      .then(function (body) {
-        if (body) {
-          queues.refreshes += 1;
-          apply(body.queues || []);
-        }
-      })
-      .catch(function () {})
-      .then(function () { fetching = false; });
-  }
+  var trigger = window.gangschedRefresher({
+    ms: REFRESH_MS,
+    url: function () { return "/queues/live/"; },
+    apply: function (body) {
+      queues.refreshes += 1;
+      apply(body.queues || []);
+      lanes(body.pending_html);
+    },
+  });
 
   function onGang() {
-    if (!document.getElementById("queue-tree") || timer) return;
-    // Leading edge now, then at most one trailing refresh per REFRESH_MS.
-    timer = window.setTimeout(refresh, Math.max(0, lastRefresh + REFRESH_MS - Date.now()));
+    if (document.getElementById("queue-tree")) trigger();
   }
 
   function start() {

@@ -8,6 +8,7 @@
 //   gangschedUnits.unit(resource, value)  the unit display() picks ("Gi", or "" for CPU and
 //       counts): a chart picks the one of its largest figure for its axis and legend alike
 //   gangschedUnits.duration(seconds)  "45s", "10min", "1.5h"
+//   gangschedUnits.ago(ms)  where a time axis starts: "-40s", "-12min", "-1.5h"
 //   gangschedUnits.lineChart(svg, points, series, options)  the line charts of the overview and
 //       the Queues page, drawn at the SVG's size on screen (text at its CSS size, never scaled
 //       down): y ticks at round figures written by options.tick, x by the points' times from the
@@ -93,9 +94,10 @@
     return isBytes(resource) || resource === "%" ? top : Math.max(1, Math.ceil(top));
   }
 
+  // How long before now the time axis starts, as durations are written everywhere ("-45s",
+  // "-12min", "-1.5h"): a chart of its first minute reads "-40s", not "-0 min".
   function ago(ms) {
-    var minutes = Math.round(ms / 60000);
-    return minutes >= 120 ? "-" + Math.round(minutes / 6) / 10 + " h" : "-" + minutes + " min";
+    return "-" + duration(ms / 1000);
   }
 
   function legendOf(svg) {
@@ -158,6 +160,6 @@
     });
   }
 
-  window.gangschedUnits = { display: display, exact: exact, unit: unit, duration: duration, isBytes: isBytes,
-                           axisMax: axisMax, lineChart: lineChart };
+  window.gangschedUnits = { display: display, exact: exact, unit: unit, duration: duration, ago: ago,
+                           isBytes: isBytes, axisMax: axisMax, lineChart: lineChart };
 })();

@@ -1,6 +1,7 @@
 """The Queues page's waiting list and the Nodes page's taints in Chromium: gangs waiting in a
-queue that borrows are listed in queue order with their places and the queue's badge; a GPU
-node's taint reads ``key=value:Effect`` and its labels unfold on a click."""
+queue that borrows are listed in queue order with their places and the queue's badge, and the
+list and badges follow the gangs without a reload; a GPU node's taint reads
+``key=value:Effect`` and its labels unfold on a click."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import pytest
 from scheduler_core.models import Gang, Member, Node
 from scheduler_core.services.queues import queues_put
 from tests.cast import make_gang
+from tests.loop.factories import make_nodes
 from tests.queues.conftest import spec
 
-from .conftest import log_in
+from .conftest import api_post, kick_until, log_in, wait_live
+from .test_live_pages import assert_not_reloaded, gang_json, mark
 
 pytestmark = pytest.mark.django_db(transaction=True)
 GPU = "nvidia.com/gpu"
@@ -53,3 +56,32 @@ def test_the_waiting_list_and_the_taints(page, live, olga):
     assert not labels.locator("code").first.is_visible()
     labels.locator("summary").click()
     assert labels.locator("code", has_text="node-pool=gpu").is_visible()
+
+
+def test_the_waiting_list_and_badges_follow_the_gangs_live(page, live, olga):
+    """A gang that waits in a queue joins its lane without a reload, and the queue's
+    "borrowing" badge appears once a gang of its is bound beyond its guarantee."""
+    make_nodes(1, cpu=8)
+    queues_put([spec("team", guarantee={"cpu": 1000})])
+    log_in(page, live, "olga", "olga-pass-123")
+    page.goto(live + "/queues/")
+    wait_live(page)
+    mark(page)
+    lanes = page.locator("#queue-pending-lanes")
+    assert lanes.locator("li[data-gang]").count() == 0
+    assert page.locator("#queue-team .queue-flag").count() == 0
+
+    too_big = gang_json("too-big", 2, cpu="1", queue="team")
+    too_big["tasks"][0]["template"]["requests"][GPU] = "16"  # no node has a GPU: it waits
+    assert api_post(page, live, "/api/v1/gangs/", too_big).status == 201
+    lanes.locator('.queue-pending[data-queue="team"] li[data-gang="ml/too-big"]').wait_for()
+    assert lanes.locator('li[data-gang="ml/too-big"] .position').inner_text() == "1st"
+
+    assert api_post(page, live, "/api/v1/gangs/", gang_json("fits", 2, cpu="1", queue="team")).status == 201
+    kick_until(
+        lambda: Member.objects.filter(gang__name="fits", node__isnull=False).count() == 2,
+        what="ml/fits bound",
+    )
+    page.locator('#queue-team .queue-flags .queue-flag[data-flag="borrowing"]').wait_for()
+    assert lanes.locator('.queue-pending[data-queue="team"] .queue-flag[data-flag="borrowing"]').count() == 1
+    assert_not_reloaded(page)

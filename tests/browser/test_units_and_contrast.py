@@ -65,13 +65,16 @@ def test_units_agree_charts_read_well_and_text_contrast_passes(page, live, olga)
     )
     units = {re.sub(r"[0-9.]", "", t) for t in ticks if re.match(r"^[0-9.]+[KMGT]i$", t)}
     assert units == {"Gi"}, ticks  # the axis in the legend's unit
-    assert ticks[-1] == "now" and "-60 min" not in ticks  # a chart of a few minutes spans them
+    assert ticks[-1] == "now" and "-60min" not in ticks  # a chart of a few minutes spans them
+    # Where a time axis starts, in the units durations take: never "-0 min" in the first minute.
+    starts = page.evaluate("[40e3, 12 * 60e3, 90 * 60e3, 3 * 3600e3].map(gangschedUnits.ago)")
+    assert starts == ["-40s", "-12min", "-90min", "-3h"]
     size = page.locator("#queue-charts .chart-legend li").first.evaluate("e => getComputedStyle(e).fontSize")
     assert float(size.rstrip("px")) >= 12
 
     look(page, live, "/", "overview")
     ticks = page.locator("#chart-util text").all_text_contents()
-    assert "-60 min" not in ticks  # the time axis starts where the data starts
+    assert "-60min" not in ticks  # the time axis starts where the data starts
     assert (
         page.locator("#chart-demand + .chart-legend li[data-series=cpu]").text_content().startswith("cpu 16 ")
     )

@@ -134,7 +134,8 @@ def test_a_submitter_sees_neither_the_row_nor_the_chart_of_a_queue_they_may_not_
 def test_no_queues_says_so(as_alice):
     html = as_alice.get("/queues/").content.decode()
     assert "No queues" in html and 'id="queue-tree"' not in html
-    assert as_alice.get("/queues/live/").json() == {"queues": []}
+    live = as_alice.get("/queues/live/").json()
+    assert live["queues"] == [] and "No gang of yours is waiting" in live["pending_html"]
 
 
 def test_the_page_reads_a_fixed_number_of_queries(as_olga, tree):

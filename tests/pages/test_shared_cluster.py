@@ -116,6 +116,18 @@ def test_a_submitter_is_listed_only_their_own_gangs_with_their_place(as_alice, s
     assert '<span class="position">4th</span> <small class="why">(3 ahead)</small>' in html
 
 
+def test_the_live_answer_carries_the_lanes_and_badges_the_page_shows(as_olga, shared):
+    page = as_olga.get("/queues/")
+    html = page.content.decode()
+    section = html[html.index('<div id="queue-pending-lanes">') + len('<div id="queue-pending-lanes">') :]
+    live = as_olga.get("/queues/live/").json()
+    assert section.startswith(live["pending_html"]) and "ml/urgent" in live["pending_html"]
+    flags = {row["name"]: [f["flag"] for f in row["flags"]] for row in live["queues"]}
+    shown = page.context["queues"]
+    assert flags == {row["name"]: [f["flag"] for f in row["attention"]["flags"]] for row in shown}
+    assert "at max" in flags["cv"] and "borrowing" in flags["nlp"]
+
+
 def test_the_list_is_cut_after_ten_with_a_link_to_the_rest(as_olga, shared):
     for i in range(11):
         gpu_gang(f"extra{i:02d}", submitter="alice", queue="cv", minutes_ago=1)
@@ -150,9 +162,11 @@ def test_tenancy_a_submitter_never_sees_another_s_gang(as_alice, as_bob, shared)
         card = card[card.index('id="queues-attention"') : card.index("Last hour")]
         queues = client.get("/queues/").content.decode()
         section = queues[queues.index('id="queue-pending"') : queues.index('id="queue-chart"')]
+        live = client.get("/queues/live/").json()  # what the page rewrites itself with
         for key in others:
-            assert key not in card and key not in section
+            assert key not in card and key not in section and key not in live["pending_html"]
         assert any(key in section for key in own)
+        assert any(key in live["pending_html"] for key in own)
         listed = {
             g["key"] for row in client.get("/queues/").context["queues"] for g in row["attention"]["gangs"]
         }

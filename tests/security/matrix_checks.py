@@ -99,7 +99,8 @@ def _owned_by_sender(role, response, world, browser) -> None:
 
 def _counts_visible_gangs(role, response, world, browser) -> None:
     counted = response.json()["gangsByPhase"]
-    assert sum(counted.values()) == (1 if role in SEES_ALICES_GANG else 0), f"gangsByPhase {counted}"
+    # alice's two gangs: the timed-out one and the one waiting in her queue
+    assert sum(counted.values()) == (2 if role in SEES_ALICES_GANG else 0), f"gangsByPhase {counted}"
 
 
 def _page_action_message(role, response, world, browser) -> None:
@@ -119,6 +120,12 @@ PAGE_ACTION_MESSAGES = {
 
 def _lists_alices_queue(role, response, world, browser) -> None:
     assert (QUEUE in response.content.decode()) is (role in SEES_ALICES_GANG)
+
+
+def _lists_alices_queue_and_lane(role, response, world, browser) -> None:
+    """The queue, and the gang of alice's waiting in it (its lane, and the live answer's)."""
+    _lists_alices_queue(role, response, world, browser)
+    assert (f"{SECRET}-waits" in response.content.decode()) is (role in SEES_ALICES_GANG)
 
 
 def _queue_closed(role, response, world, browser) -> None:
@@ -151,8 +158,8 @@ CHECKS = {
     ("login", "POST", "default"): _signed_in,
     ("dashboard:queue-action", "POST", "default"): _queue_closed,
     ("api:queues", "GET", "default"): _lists_alices_queue,
-    ("dashboard:queues", "GET", "default"): _lists_alices_queue,
-    ("dashboard:queues-live", "GET", "default"): _lists_alices_queue,
+    ("dashboard:queues", "GET", "default"): _lists_alices_queue_and_lane,
+    ("dashboard:queues-live", "GET", "default"): _lists_alices_queue_and_lane,
 }
 
 

@@ -36,12 +36,16 @@ PLOT = PARAMS_BY_KEY["dashboard:simulation-plot"]["name"]
 @pytest.fixture
 def world(alice, bob, vera, olga, monkeypatch, tmp_path) -> dict:
     """alice's gang (timed out, so retry and kill apply), a node, a queue only alice may submit
-    to, a topology, a simulation run with a plot.
+    to with another gang of hers waiting in it, a topology, a simulation run with a plot.
     /healthz's worker ping would wait a second for a worker the tests do not run: one answers."""
     gang = make_gang("ml", SECRET, submitter="alice")
     Gang.objects.filter(pk=gang.pk).update(phase="TimedOut")
     Node.objects.create(name="n1", allocatable={"cpu": 4000, "memory": 8 * 2**30})
     QueueAccess.objects.create(queue=Queue.objects.create(name=QUEUE), user=alice)  # alice's alone
+    # A gang of alice's waiting in a queue of hers that the matrix leaves alone (matrix-queue is
+    # deleted by one of its cells): the Queues page's lanes list it.
+    QueueAccess.objects.create(queue=Queue.objects.create(name=f"{QUEUE}-lane"), user=alice)
+    make_gang("ml", f"{SECRET}-waits", submitter="alice", queue=f"{QUEUE}-lane")
     Topology.objects.create(name=TOPOLOGY, levels=["example.com/rack"])
     monkeypatch.setenv("GANGSCHED_SIMULATIONS_DIR", str(tmp_path))
     run = SimulationRun.objects.create(
