@@ -1,4 +1,6 @@
-"""Kueue plain pod groups: pods that form a group with a label and an annotation.
+"""Kueue's workloads: plain pod groups, and the ``batch/v1`` Jobs Kueue manages.
+
+Plain pod groups, pods that form a group with a label and an annotation:
 
 - label ``kueue.x-k8s.io/pod-group-name`` -> the pod's gang (same namespace);
 - annotation ``kueue.x-k8s.io/pod-group-total-count`` (required, as Kueue's webhook requires it)
@@ -9,17 +11,42 @@ Every pod of a group carries the declaration: pods disagreeing on it are refused
 Kueue does not time a group out: wait_seconds is empty. Nor does it recreate a group's pods
 (their creator does): a replacement joins the admitted group and binds at once (match_policy
 once-satisfied).
+
+A ``batch/v1`` Job is Kueue's when it carries the label ``kueue.x-k8s.io/queue-name`` (Kueue 0.14
+and earlier also read the annotation of that name when the label is absent; both, disagreeing:
+refused). Kueue admits it as one workload of one pod set (``pkg/controller/jobs/job``,
+``PodSets``), so it is one gang named as the Job, in ``job_gang``:
+
+- its pods: ``min(parallelism, completions)`` (``podsCount``; parallelism defaults to 1);
+- min_member = that count, or the annotation ``kueue.x-k8s.io/job-min-parallelism`` (partial
+  admission: Kueue's webhook wants an integer from 1 to the count - 1); total_number = the count;
+- queue: the LocalQueue the label names (resolved to its ClusterQueue like any queue name);
+- priority: the template's ``priority`` / ``priorityClassName`` (``workloads.load_job``); the
+  label ``kueue.x-k8s.io/priority-class`` names a WorkloadPriorityClass, which gangsched does not
+  read: refused, naming it;
+- topology: the template's ``podset-*-topology`` annotations (``topology_keys.py``);
+- no timeout; once admitted, the Job controller replaces a failed pod and the workload stays
+  admitted: restart policy RestartFailedOnly, match policy once-satisfied.
+
+A Job without the label is the plain Job it was (``workloads.load_job``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from scheduler_core.models import RestartPolicy
+
 from . import validate as v
+from .documents import Manifest
 from .spec import GangRef, GangSpec
 
 GROUP_NAME = "kueue.x-k8s.io/pod-group-name"
 TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 QUEUE_NAME = "kueue.x-k8s.io/queue-name"
-SOURCE = "kueue"
+MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
+WORKLOAD_PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
+SOURCE, JOB_SOURCE = "kueue", "kueue-job"
 
 
 def pod_gang(
@@ -54,3 +81,70 @@ def pod_gang(
         field=count_field,
     )
     return ref
+
+
+# ---------------------------------------------------------------- batch/v1 Job
+
+
+def job_queue(metadata: dict[str, Any], field: str) -> tuple[str, str] | None:
+    """The LocalQueue a Job's own metadata names and the key naming it; None: not Kueue's."""
+    found = []
+    for kind in ("labels", "annotations"):  # the label; the annotation in Kueue 0.14 and earlier
+        values = v.string_map(metadata.get(kind), v.join(field, kind))
+        if QUEUE_NAME in values:
+            where = v.join(field, kind, QUEUE_NAME)
+            found.append((v.text(values[QUEUE_NAME], where, max_length=63), where))
+    if len(found) == 2 and found[0][0] != found[1][0]:
+        raise v.DeclarationError(
+            found[1][1], f"names queue {found[1][0]!r} but {found[0][1]} names {found[0][0]!r}"
+        )
+    return found[0] if found else None
+
+
+def job_gang(manifest: Manifest, namespace: str, name: str, metadata: dict[str, Any]) -> GangSpec | None:
+    """The gang of a Job Kueue manages, None for a plain Job."""
+    meta_field, spec_field = v.join(manifest.path, "metadata"), v.join(manifest.path, "spec")
+    spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
+    queue = job_queue(metadata, meta_field)
+    if queue is None:
+        return None
+    labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
+    if WORKLOAD_PRIORITY_CLASS in labels:
+        raise v.DeclarationError(
+            v.join(meta_field, "labels", WORKLOAD_PRIORITY_CLASS),
+            "names a Kueue WorkloadPriorityClass, which gangsched does not read: "
+            "give the pod template a priorityClassName (a PriorityClass) instead",
+        )
+    parallelism = v.member_count(spec.get("parallelism", 1), v.join(spec_field, "parallelism"), minimum=0)
+    count = parallelism
+    if spec.get("completions") is not None:
+        count = min(count, v.member_count(spec["completions"], v.join(spec_field, "completions"), minimum=0))
+    if count == 0:
+        raise v.DeclarationError(
+            v.join(spec_field, "parallelism"),
+            "a Job Kueue manages is admitted as one gang, which needs at least one pod: "
+            "parallelism and completions must be at least 1",
+        )
+    minimum = count
+    annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
+    if MIN_PARALLELISM in annotations:
+        where = v.join(meta_field, "annotations", MIN_PARALLELISM)
+        minimum = v.integer(annotations[MIN_PARALLELISM], where, minimum=0, maximum=2**31 - 1, text_ok=True)
+        if not 0 < minimum < count:
+            raise v.DeclarationError(
+                where,
+                f"{minimum} must be at least 1 and less than the Job's {count} pods (partial admission)",
+            )
+    return GangSpec(
+        namespace=namespace,
+        name=name,
+        min_member=minimum,
+        total_number=count,
+        wait_seconds=None,
+        queue=queue[0],
+        queue_field=queue[1],
+        restart_policy=RestartPolicy.RESTART_FAILED_ONLY.value,
+        source_format=JOB_SOURCE,
+        declaration=manifest.obj,
+        field=manifest.name_field,
+    )

@@ -4,7 +4,8 @@ In the simulated cluster gangsched plays the workload controllers, so each workl
 pods Kubernetes would create: a Job ``parallelism`` pods (default 1), a Deployment or
 StatefulSet ``replicas`` pods (default 1), named ``<name>-<i>``, each with the template's
 labels, annotations and spec. The gang a pod belongs to is read from its labels and annotations
-by the pod readers of the other formats (``registry.POD_READERS``), passed in as ``readers``.
+by the pod readers of the other formats (``registry.POD_READERS``), passed in as ``readers``;
+a Job Kueue manages (its ``kueue.x-k8s.io/queue-name`` label) is their gang itself (``kueue.py``).
 
 A pod's requests are the sum of its containers' requests, a container's limit standing in for a
 request it does not set (as Kubernetes defaults it); an init container runs alone, so the pod
@@ -18,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
-from . import node_constraints
+from . import kueue, node_constraints
 from . import validate as v
 from .cluster import priority_default, priority_resolve
 from .documents import Manifest
@@ -208,8 +209,15 @@ def _preemptible(labels: dict[str, str], annotations: dict[str, str], field: str
 
 
 def object_meta(manifest: Manifest) -> tuple[str, str, dict[str, Any]]:
-    """namespace (default ``default``), validated name and metadata of a manifest object."""
+    """namespace (default ``default``), validated name and metadata of a manifest object.
+    ``generateName`` without a name is refused as ``kubectl apply`` refuses it: applying again
+    must find the same object (Kueue's samples use it with ``kubectl create``)."""
     metadata = v.mapping(manifest.obj.get("metadata"), v.join(manifest.path, "metadata"))
+    if metadata.get("name") is None and metadata.get("generateName") is not None:
+        raise v.DeclarationError(
+            v.join(manifest.path, "metadata", "generateName"),
+            "apply needs metadata.name, as kubectl apply does (it cannot use generateName): name the object",
+        )
     name = v.dns_subdomain(metadata.get("name"), v.join(manifest.path, "metadata", "name"))
     namespace = v.dns_label(
         metadata.get("namespace", "default"), v.join(manifest.path, "metadata", "namespace")
@@ -218,14 +226,21 @@ def object_meta(manifest: Manifest) -> tuple[str, str, dict[str, Any]]:
 
 
 def template_pods(
-    manifest: Manifest, count_key: str, readers: Sequence[PodReader], *, default: int = 1
+    manifest: Manifest,
+    count_key: str,
+    readers: Sequence[PodReader],
+    *,
+    default: int = 1,
+    count: int | None = None,
+    gang: GangRef | None = None,
 ) -> tuple[str, list[PodSpec]]:
-    """The pods of a workload with ``spec.template``: ``spec.<count_key>`` copies."""
+    """The pods of a workload with ``spec.template``: ``spec.<count_key>`` copies (``count``,
+    when the caller counted them), each in ``gang`` when given, else the gang its keys name."""
     namespace, name, _ = object_meta(manifest)
     spec_field = v.join(manifest.path, "spec")
     spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
-    count = spec.get(count_key, default)
-    count = v.member_count(count, v.join(spec_field, count_key), minimum=0)
+    if count is None:
+        count = v.member_count(spec.get(count_key, default), v.join(spec_field, count_key), minimum=0)
     template_field = v.join(spec_field, "template")
     template = v.mapping(spec.get("template"), template_field, optional=False)
     metadata = v.mapping(template.get("metadata"), v.join(template_field, "metadata"))
@@ -239,6 +254,7 @@ def template_pods(
             field=template_field,
             readers=readers,
             name_field=v.join(manifest.path, "metadata", "name"),
+            gang=gang,
         )
         for index in range(count)
     ]
@@ -297,8 +313,42 @@ def controller_of(metadata: dict[str, Any], field: str) -> str:
 
 
 def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
-    name, pods = template_pods(manifest, "parallelism", readers)
-    return Loaded(object_name=f"job.batch/{name}", pods=pods)
+    """``parallelism`` pods; a Job Kueue manages (its queue-name label) is also their gang."""
+    namespace, name, metadata = object_meta(manifest)
+    gang = kueue.job_gang(manifest, namespace, name, metadata)
+    if gang is None:
+        name, pods = template_pods(manifest, "parallelism", readers)
+        return Loaded(object_name=f"job.batch/{name}", pods=pods)
+    template_field = v.join(manifest.path, "spec", "template")
+    template = v.mapping(manifest.obj["spec"].get("template"), template_field, optional=False)
+    pod = v.mapping(template.get("spec"), v.join(template_field, "spec"), optional=False)
+    _template_gang_refuse(template, pod, template_field, namespace, readers, gang.queue_field)
+    ref = GangRef(
+        namespace, name, gang.source_format, gang.field, queue=gang.queue, queue_field=gang.queue_field
+    )
+    name, pods = template_pods(manifest, "parallelism", readers, count=gang.total_number, gang=ref)
+    gang.priority = priority_of(pod, v.join(template_field, "spec"))
+    return Loaded(object_name=f"job.batch/{name}", gangs=[gang], pods=pods)
+
+
+def _template_gang_refuse(
+    template: dict, pod: dict, field: str, namespace: str, readers, queue_field
+) -> None:
+    """Kueue manages a Job's pods through the Job (``queue_field`` names its queue-name key): a
+    template naming a gang of its own (a PodGroup label, Kueue's pod-group-name, upstream's
+    schedulingGroup...) would put its pods in two gangs."""
+    meta_field, spec_field = v.join(field, "metadata"), v.join(field, "spec")
+    metadata = v.mapping(template.get("metadata"), meta_field)
+    labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
+    annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
+    first = pod_spec_gang(namespace, pod, spec_field)
+    own = pod_gang_read(readers, namespace, labels, annotations, meta_field, first=first)
+    if own is not None:
+        raise v.DeclarationError(
+            own.field,
+            f"names gang {own.key} but the Job is Kueue's ({queue_field}): "
+            "its pods are the Job's gang; remove one of the two",
+        )
 
 
 def load_deployment(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:

@@ -10,6 +10,7 @@ from tests.api.conftest import (  # noqa: F401  (API clients)
     _empty_token_cache,
     _own_cache_prefix,
     as_alice,
+    as_bob,
     as_olga,
     as_vera,
 )

@@ -113,6 +113,95 @@ def test_kueue_required_rack_waits_rather_than_split_across_racks():
     assert sorted(placed("default").values()) == ["x1", "x2"]
 
 
+BLOCK_LEVEL, RACK_LEVEL = "cloud.provider.com/topology-block", "cloud.provider.com/topology-rack"
+
+
+def kueue_tas_world() -> None:
+    """Kueue's TAS e2e world: hack/testing/kind-cluster-tas.yaml's 8 workers (blocks b1, b2 of
+    racks r1, r2, two nodes each), 1 ``example.com/gpu`` each (test/e2e/tas/baseline/
+    suite_test.go), the three-level "datacenter" Topology, and LocalQueue ``main`` of a
+    ClusterQueue of 8 GPUs (job_test.go's BeforeEach)."""
+    labels = [{BLOCK_LEVEL: f"b{1 + i // 4}", RACK_LEVEL: f"r{1 + i // 2 % 2}"} for i in range(8)]
+    nodes = [node(f"kind-worker{i + 1}", labels[i], cpu="4", **{"example.com/gpu": "1"}) for i in range(8)]
+    queues = f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {{name: datacenter}}
+spec: {{levels: [{{nodeLabel: {BLOCK_LEVEL}}}, {{nodeLabel: {RACK_LEVEL}}}, {{nodeLabel: {HOST}}}]}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: tas-flavor}}
+spec: {{nodeLabels: {{cloud.provider.com/node-group: tas-group}}, topologyName: datacenter}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cluster-queue}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [example.com/gpu]
+    flavors: [{{name: tas-flavor, resources: [{{name: example.com/gpu, nominalQuota: 8}}]}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: main, namespace: e2e-tas-job}}
+spec: {{clusterQueue: cluster-queue}}
+"""
+    apply("---\n".join([*nodes, queues]))
+
+
+def kueue_job(level_annotation: str, level: str) -> str:
+    """job_test.go's Job: test-job, parallelism 3, completions 3, 1 example.com/gpu a pod."""
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: test-job
+  namespace: e2e-tas-job
+  labels: {{kueue.x-k8s.io/queue-name: main}}
+spec:
+  parallelism: 3
+  completions: 3
+  template:
+    metadata:
+      annotations: {{{level_annotation}: {level}}}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        resources: {{requests: {{example.com/gpu: "1"}}, limits: {{example.com/gpu: "1"}}}}
+"""
+
+
+def test_kueue_job_rack_required_is_not_admitted():
+    """Kueue ``test/e2e/tas/baseline/job_test.go``, "Should not admit a Job if Rack required": no
+    rack has 3 GPUs, so the Job's gang waits, placing none of its pods."""
+    kueue_tas_world()
+    apply(kueue_job("kueue.x-k8s.io/podset-required-topology", RACK_LEVEL))
+
+    cycle_run(holder="test")
+
+    assert placed("e2e-tas-job") == {}
+    gang = Gang.objects.get(name="test-job")
+    assert (gang.reason, gang.queue) == ("NoDomainFits", "main")
+
+
+def test_kueue_job_block_required_runs_in_one_block():
+    """Kueue ``job_test.go``, "Should admit a Job to TAS Block if Block required": the 3 pods run,
+    all in one block."""
+    kueue_tas_world()
+    apply(kueue_job("kueue.x-k8s.io/podset-required-topology", BLOCK_LEVEL))
+
+    cycle_run(holder="test")
+
+    nodes = placed("e2e-tas-job")
+    assert sorted(nodes) == ["test-job-0", "test-job-1", "test-job-2"]
+    blocks = {1 + (int(name.removeprefix("kind-worker")) - 1) // 4 for name in nodes.values()}
+    assert len(blocks) == 1
+
+
 # ---------------------------------------------------------------- KAI-Scheduler
 
 KAI_RACK = "topology.kubernetes.io/rack"
