@@ -64,6 +64,18 @@ class QueueOutput(serializers.Serializer):
         help_text="A missing resource: lends all.",
     )
     weight = serializers.FloatField(source="queue.weight")
+    weights = serializers.DictField(
+        source="queue.weights",
+        child=serializers.FloatField(),
+        read_only=True,
+        help_text="Over-quota weight per resource (KAI's overQuotaWeight); a resource not named: weight.",
+    )
+    unlimitedGuarantee = serializers.ListField(  # noqa: N815
+        source="queue.unlimited_guarantee",
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="Resources guaranteed all the queue asks (a KAI Queue's quota -1).",
+    )
     reclaimable = serializers.BooleanField(source="queue.reclaimable")
     open = serializers.BooleanField(source="queue.open")
     cohort = serializers.BooleanField(source="queue.cohort")

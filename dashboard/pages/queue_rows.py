@@ -141,6 +141,8 @@ def queue_rows(user, figures: dict[str, QueueFigures] | None = None, local: dict
                 "open": queue.open,
                 "cohort": queue.cohort,
                 "weight": queue.weight,
+                "weights": dict(queue.weights),
+                "unlimited_guarantee": list(queue.unlimited_guarantee),
                 "reclaimable": queue.reclaimable,
                 "waiting_gangs": waiting.get(name, 0),
                 "pending_pods": entry.pending_pods,

@@ -10,9 +10,16 @@ Fields and units as KAI defines and reads them (``pkg/apis/scheduling/v2/queue_t
   devices (``nvidia.com/gpu``; gangsched counts whole GPUs, so a fraction is refused);
 - ``limit: -1`` -> no max. A limit of 0, or none, is a max of 0, as in KAI (its over-limit check
   lets nothing of that resource in): declare ``limit: -1`` for an unlimited resource;
-- ``quota: -1`` (KAI: an unlimited quota) is refused: a guarantee must be an amount;
-- ``overQuotaWeight``: one weight per queue in gangsched, so the resources that declare one must
-  agree; none declared -> 1 (KAI reads 0, no share over quota; gangsched's weights are positive);
+- ``quota: -1`` (KAI: an unlimited quota, deserving the whole amount its level divides) -> the
+  resource is in ``unlimited_guarantee``: the queue is guaranteed all it asks of it (up to its
+  limit) of what its level holds once its siblings' declared quotas are served, and is then owed,
+  and keeps reserved, its fair share (``engine/fairshare.py``). It does not raise its parent's
+  guarantee, and a parent's limit does not have to cover it;
+- ``overQuotaWeight`` -> the weight. When the resources declare different ones (KAI's e2e queues:
+  gpu 2, cpu 1, memory 1), the queue gets a weight per resource (``weights``; a resource that
+  declares none -> 1) and its level of the tree divides each resource's over-quota part by that
+  resource's weights, as KAI's proportion plugin does; when they agree, the one ``weight``. None
+  declared -> 1 (KAI reads 0, no share over quota; gangsched's weights are positive);
 - ``spec.displayName`` -> kept for the Queues page.
 
 Refused, naming the key: ``spec.priority`` other than KAI's default 100 (gangsched orders queues
@@ -90,24 +97,20 @@ def _resources(queue: QueueSpec, value: Any, field: str) -> None:
         keys_check(amounts, where, _RESOURCE_KEYS)
         quota = _amount(amounts.get("quota", 0), v.join(where, "quota"), unit, whole)
         if quota == UNLIMITED:
-            raise v.DeclarationError(
-                v.join(where, "quota"), "an unlimited quota (-1) cannot be guaranteed: give the amount"
-            )
-        queue.guarantee[resource] = quota
+            queue.unlimited_guarantee.append(resource)
+        else:
+            queue.guarantee[resource] = quota
         limit = _amount(amounts.get("limit", 0), v.join(where, "limit"), unit, whole)
         if limit != UNLIMITED:
             queue.max[resource] = limit
         if amounts.get("overQuotaWeight") is not None:
-            weights[v.join(where, "overQuotaWeight")] = _weight(
-                amounts["overQuotaWeight"], v.join(where, "overQuotaWeight")
-            )
-    distinct = sorted(set(weights.values()))
+            weights[resource] = _weight(amounts["overQuotaWeight"], v.join(where, "overQuotaWeight"))
+    distinct = set(weights.values())
     if len(distinct) > 1:
-        where = next(w for w, weight in weights.items() if weight != next(iter(weights.values())))
-        raise v.DeclarationError(
-            where, "gangsched gives a queue one over-quota weight: every resource must declare the same"
-        )
-    queue.weight = distinct[0] if distinct else 1.0
+        # KAI divides each resource by its own weights: so does the queue's level of the tree.
+        queue.weights = {resource: weights.get(resource, 1.0) for resource, _, _ in RESOURCES.values()}
+    else:
+        queue.weight = distinct.pop() if distinct else 1.0
 
 
 def _number(value: Any, field: str) -> float:

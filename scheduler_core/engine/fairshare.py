@@ -27,6 +27,32 @@ nodes). At each inner queue (the root included), its share ``S`` is divided amon
 This is Kueue's and KAI-Scheduler's split (guarantee first, the over-quota part by weight) with
 Volcano's/DRF's dominant-resource rule for several resources.
 
+Weights per resource (KAI-Scheduler)
+------------------------------------
+
+KAI gives each resource of a queue its own ``overQuotaWeight`` and divides each resource on its
+own (``pkg/scheduler/plugins/proportion/resource_division``: ``setResourceShare`` per resource,
+``divideUpToFairShare`` by that resource's weights). Where some child of a level names weights
+per resource (``Queue.weights``), step 2 does the same at that level: each resource's over-quota
+part is water-filled among the children that still want it, by that resource's weights (a child
+naming none uses its ``weight`` for every resource). KAI rounds each round's share down to whole
+units and hands the fractions out one unit at a time; gangsched keeps the exact quotients. A
+level where every child has one scalar weight divides as above.
+
+Unlimited guarantees (KAI's ``quota: -1``)
+------------------------------------------
+
+KAI reads ``quota: -1`` as a deserved quota of the whole amount its level divides (its
+``setDeservedResource``: ``deserved = totalResourceAmount``), capped by the queue's request and
+limit. Here a resource in ``Queue.unlimited_guarantee`` is guaranteed all its demand (capped at
+its max) of what the level has left once the children's declared guarantees are served: between
+steps 1 and 2, what is left goes first to the children with an unlimited guarantee on that
+resource (by weight, as in step 2, when they want more than there is), and only then to everyone
+by weight. KAI instead lets each such queue deserve the whole level, the declared quotas of its
+siblings included (the level is then over-promised); gangsched keeps a declared amount a promise.
+The ledger then counts such a queue's guarantee as its fair share (``resolve_unlimited``), which is
+what it is owed and keeps reserved.
+
 Reservations for borrowing (``reserves``)
 -----------------------------------------
 
@@ -129,6 +155,34 @@ def amounts(tree: Tree, resources: Sequence[str], field: str, missing: float) ->
     return out
 
 
+def declared_guarantees(tree: Tree, resources: Sequence[str]) -> np.ndarray:
+    """The queues' guarantees as a Q x R array, ``UNLIMITED`` where a queue is guaranteed all it
+    asks (``Queue.unlimited_guarantee``, KAI's ``quota: -1``)."""
+    out = amounts(tree, resources, "guarantee", 0.0)
+    for q, queue in enumerate(tree.queues):
+        for r, name in enumerate(resources):
+            if name in queue.unlimited_guarantee:
+                out[q, r] = UNLIMITED
+    return out
+
+
+def resolve_unlimited(guarantee: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """Guarantees with each unlimited one replaced by the queue's fair share: what a queue with
+    KAI's ``quota: -1`` is owed once the level is divided (module docstring)."""
+    return np.where(guarantee >= UNLIMITED, share, guarantee)
+
+
+def weight_table(tree: Tree, resources: Sequence[str]) -> np.ndarray | None:
+    """Each queue's over-quota weight per resource (Q x R), or None when no queue names weights
+    per resource (every level then divides by the scalar ``weight``)."""
+    if not any(queue.weights for queue in tree.queues):
+        return None
+    return np.array(
+        [[max(queue.weights.get(name, queue.weight), _EPS) for name in resources] for queue in tree.queues],
+        dtype=float,
+    ).reshape(tree.size, len(resources))
+
+
 def guarantees(tree: Tree, declared: np.ndarray) -> np.ndarray:
     """Each queue's guarantee as the tree keeps it: an inner queue is guaranteed at least what
     its children are, together (``max(declared, sum of the children's)``, bottom-up).
@@ -145,7 +199,9 @@ def guarantees(tree: Tree, declared: np.ndarray) -> np.ndarray:
         if tree.children[q]:
             out[q] = np.maximum(out[q], below[q])
         if tree.parent[q] >= 0:
-            below[tree.parent[q]] += out[q]
+            # An unlimited guarantee is a claim on the parent's share, not a promise the parent
+            # must hold: it does not raise the parent's guarantee.
+            below[tree.parent[q]] += np.where(out[q] >= UNLIMITED, 0.0, out[q])
     return np.minimum(out, UNLIMITED)
 
 
@@ -164,9 +220,13 @@ def fair_shares(
     demand: np.ndarray,
     guarantee: np.ndarray,
     maximum: np.ndarray,
+    resources: Sequence[str] = (),
 ) -> np.ndarray:
-    """Each queue's fair share (Q x R), top-down from ``capacity`` (see the module docstring)."""
+    """Each queue's fair share (Q x R), top-down from ``capacity`` (see the module docstring).
+
+    ``resources`` names the columns; without them per-resource weights are not read."""
     weights = np.array([max(queue.weight, _EPS) for queue in tree.queues], dtype=float)
+    table = weight_table(tree, resources) if resources else None
     share = np.zeros((tree.size, capacity.shape[0]), dtype=float)
     wanted = np.minimum(demand, maximum)
     pending = [(capacity.astype(float), tree.top)]
@@ -176,21 +236,44 @@ def fair_shares(
         if not kids:
             continue
         ids = np.array(kids)
-        share[ids] = divide(pool, wanted[ids], guarantee[ids], weights[ids])
+        per_resource = table is not None and any(tree.queues[k].weights for k in kids)
+        level_weights = table[ids] if per_resource else weights[ids]
+        share[ids] = divide(pool, wanted[ids], guarantee[ids], level_weights)
         pending.extend((share[k], tree.children[k]) for k in kids if tree.children[k])
     return share
 
 
 def divide(pool: np.ndarray, wanted: np.ndarray, guarantee: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """One level: guarantees first (scaled down if over-promised), then weighted DRF filling."""
-    base = np.minimum(wanted, guarantee)
+    """One level: declared guarantees first (scaled down if over-promised), then the unlimited
+    ones, then the rest by weight: weighted DRF filling with one weight per child (``weights``
+    of shape C), each resource on its own with a weight per child and resource (C x R)."""
+    unlimited = guarantee >= UNLIMITED
+    base = np.minimum(wanted, np.where(unlimited, 0.0, guarantee))
     promised = base.sum(axis=0)
     over = promised > pool + _EPS
     if over.any():
         factor = np.where(over, pool / np.maximum(promised, _EPS), 1.0)
         base = base * factor
     left = np.maximum(pool - base.sum(axis=0), 0.0)
-    return base + progressive_fill(left, np.maximum(wanted - base, 0.0), weights, pool)
+    unmet = np.maximum(wanted - base, 0.0)
+    if unlimited.any():
+        first = _fill(left, np.where(unlimited, unmet, 0.0), weights, pool)
+        base = base + first
+        left = np.maximum(left - first.sum(axis=0), 0.0)
+        unmet = np.maximum(unmet - first, 0.0)
+    return base + _fill(left, unmet, weights, pool)
+
+
+def _fill(left: np.ndarray, unmet: np.ndarray, weights: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``progressive_fill`` with one weight per child; with a weight per child and resource,
+    each resource water-filled on its own by its column of weights (KAI's division)."""
+    if weights.ndim == 1:
+        return progressive_fill(left, unmet, weights, scale)
+    out = np.zeros_like(unmet)
+    for r in range(unmet.shape[1]):
+        column = slice(r, r + 1)
+        out[:, column] = progressive_fill(left[column], unmet[:, column], weights[:, r], scale[column])
+    return out
 
 
 def progressive_fill(
@@ -237,11 +320,16 @@ def reserves(guarantee: np.ndarray, usage: np.ndarray, demand: np.ndarray, lendi
 
 
 def measured(tree, resources: tuple[str, ...]) -> np.ndarray:
-    """Which resources a share ratio counts: those some queue names (a guarantee, a max or a
-    lending limit), as Kueue, KAI and YuniKorn account only the resources their queues list;
+    """Which resources a share ratio counts: those some queue names (a guarantee, unlimited or
+    not, a max or a lending limit), as Kueue, KAI and YuniKorn account only the resources their queues list;
     with none named, every resource but ``pods``, a per-node slot count that no peer charges to
     a queue unless a queue names it."""
-    named = {r for q in tree.queues for amounts in (q.guarantee, q.max, q.lending_limit) for r in amounts}
+    named = {
+        r
+        for q in tree.queues
+        for amounts in (q.guarantee, q.max, q.lending_limit, q.unlimited_guarantee)
+        for r in amounts
+    }
     mask = np.array([r in named for r in resources], dtype=bool)
     return mask if mask.any() else np.array([r != "pods" for r in resources], dtype=bool)
 

@@ -41,7 +41,7 @@ class Ledger:
         self.gang_rule = config.gangs
         tree = self.tree = fairshare.build_tree(snapshot.queues)
         resources = state.resources
-        self.guarantee = fairshare.guarantees(tree, fairshare.amounts(tree, resources, "guarantee", 0.0))
+        self.guarantee = fairshare.guarantees(tree, fairshare.declared_guarantees(tree, resources))
         self.max = fairshare.amounts(tree, resources, "max", fairshare.UNLIMITED)
         self.lending = fairshare.amounts(tree, resources, "lending_limit", fairshare.UNLIMITED)
         self.leaf = np.array([tree.is_leaf(q) for q in range(tree.size)])
@@ -78,7 +78,11 @@ class Ledger:
         self.total = (
             state.pod_rows[placed].astype(float).sum(axis=0) if placed.any() else np.zeros(len(resources))
         )
-        self.share = fairshare.fair_shares(tree, self.capacity, self.demand, self.guarantee, self.max)
+        self.share = fairshare.fair_shares(
+            tree, self.capacity, self.demand, self.guarantee, self.max, resources
+        )
+        # An unlimited guarantee (KAI's quota -1) is owed, and kept reserved, as its fair share.
+        self.guarantee = fairshare.resolve_unlimited(self.guarantee, self.share)
         self.reserve = fairshare.reserves(self.guarantee, self.usage, self.demand, self.lending)
         # What the children of each queue keep reserved, summed; the last row is the root's.
         self.reserved_below = np.zeros((tree.size + 1, len(resources)))

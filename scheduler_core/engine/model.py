@@ -262,6 +262,13 @@ class Queue:
     - ``lending_limit``: the most of its unused guarantee it lends to others; missing: all of it;
     - ``weight``: its share of what is left over its parent's children's guarantees (over-quota
       weight), > 0;
+    - ``weights``: an over-quota weight per resource (KAI-Scheduler's ``overQuotaWeight`` is one
+      per resource); a resource it does not name takes ``weight``. Where some queue of a level
+      names weights per resource, that level divides each resource's over-quota part by that
+      resource's weights, one resource at a time, as KAI does (``fairshare.divide``);
+    - ``unlimited_guarantee``: resources it is guaranteed all it asks of, up to what its level
+      holds once its siblings' guaranteed amounts are served (KAI's ``quota: -1``); ``guarantee``
+      does not list them;
     - ``reclaimable``: whether what it borrowed may be taken back by reclaim;
     - ``open``: a closed queue places nothing new (what runs keeps running).
 
@@ -276,6 +283,8 @@ class Queue:
     weight: float = 1.0
     reclaimable: bool = True
     open: bool = True
+    weights: Mapping[str, float] = field(default_factory=dict)
+    unlimited_guarantee: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,16 @@ class Queue(models.Model):
         help_text="A missing resource: lends all.",
     )
     weight = models.FloatField(default=1.0, help_text="Over-quota weight, > 0.")
+    weights = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Over-quota weight per resource (KAI), each > 0; a resource not named: weight.",
+    )
+    unlimited_guarantee = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Resources guaranteed all the queue asks (KAI quota -1), not listed in guarantee.",
+    )
     reclaimable = models.BooleanField(default=True)
     open = models.BooleanField(default=True, help_text="A closed queue places nothing new.")
     cohort = models.BooleanField(default=False, help_text="Only groups queues (a Kueue Cohort).")

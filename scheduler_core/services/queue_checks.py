@@ -6,7 +6,9 @@ is written when it raises. The rules:
 
 - a name is 1-253 characters, declared once per apply;
 - amounts (guarantee, max, lending_limit) are non-negative integers (canonical units), each below
-  ``MAX_AMOUNT`` so sums over a tree stay in int64; weight is a finite number > 0;
+  ``MAX_AMOUNT`` so sums over a tree stay in int64; weight, and each weight per resource
+  (``weights``), is a finite number > 0; a resource guaranteed all it asks
+  (``unlimited_guarantee``, KAI's ``quota: -1``) has no amount in ``guarantee``;
 - the parent exists (stored, or declared in the same apply), and following parents never leads
   back to the queue (no cycle);
 - per resource: max >= guarantee; lending_limit <= guarantee; the guarantees of a queue's
@@ -85,6 +87,7 @@ def _spec_check(spec: QueueSpec) -> None:
         raise DeclarationError(join(spec.field, "weight"), f"must be a number, not {weight!r}")
     if weight <= 0:
         raise DeclarationError(join(spec.field, "weight"), f"must be greater than 0, not {weight}")
+    _weights_check(spec)
     for resource, amount in spec.max.items():
         if amount < spec.guarantee.get(resource, 0):
             raise DeclarationError(
@@ -97,6 +100,26 @@ def _spec_check(spec: QueueSpec) -> None:
                 join(spec.field, "lending_limit", resource),
                 f"lending limit {amount} is above the guarantee {spec.guarantee.get(resource, 0)} "
                 f"of queue {spec.name}",
+            )
+
+
+def _weights_check(spec: QueueSpec) -> None:
+    if not isinstance(spec.weights, Mapping):
+        raise DeclarationError(join(spec.field, "weights"), "must be an object of resource -> weight")
+    for resource, weight in spec.weights.items():
+        where = join(spec.field, "weights", str(resource))
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+            raise DeclarationError(where, f"must be a number, not {weight!r}")
+        if weight <= 0:
+            raise DeclarationError(where, f"must be greater than 0, not {weight}")
+    unlimited = spec.unlimited_guarantee
+    if not isinstance(unlimited, (list, tuple)) or not all(isinstance(r, str) for r in unlimited):
+        raise DeclarationError(join(spec.field, "unlimited_guarantee"), "must be a list of resource names")
+    for resource in unlimited:
+        if resource in spec.guarantee:
+            raise DeclarationError(
+                join(spec.field, "guarantee", resource),
+                f"{resource} is guaranteed all the queue asks: it has no guaranteed amount too",
             )
 
 
@@ -218,6 +241,8 @@ def spec_of(queue: Queue, **changes: Any) -> QueueSpec:
         max=dict(queue.max),
         lending_limit=dict(queue.lending_limit),
         weight=queue.weight,
+        weights=dict(queue.weights),
+        unlimited_guarantee=list(queue.unlimited_guarantee),
         reclaimable=queue.reclaimable,
         open=queue.open,
         cohort=queue.cohort,

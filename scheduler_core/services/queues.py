@@ -51,7 +51,8 @@ __all__ = [
 ]
 
 CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
-_QUEUE_FIELDS = ("guarantee", "max", "lending_limit", "weight", "reclaimable", "open", "cohort")
+_QUEUE_FIELDS = ("guarantee", "max", "lending_limit", "weight", "weights", "unlimited_guarantee")
+_QUEUE_FIELDS += ("reclaimable", "open", "cohort")
 _QUEUE_FIELDS += ("source_format", "declaration", "extra")
 
 
@@ -101,6 +102,8 @@ def queue_put(spec: QueueSpec, *, checked: bool = False) -> str:
             raise DeclarationError(join(spec.field, "parent"), f"parent queue {spec.parent} not found")
     fields = {key: getattr(spec, key) for key in _QUEUE_FIELDS}
     fields["weight"] = float(fields["weight"])
+    fields["weights"] = {resource: float(weight) for resource, weight in fields["weights"].items()}
+    fields["unlimited_guarantee"] = sorted(fields["unlimited_guarantee"])
     row = Queue.objects.select_for_update().filter(name=spec.name).first()
     if row is None:
         Queue.objects.create(name=spec.name, parent=parent, **fields)

@@ -50,8 +50,9 @@ class QueueBook:
     ) -> None:
         tree = self.tree = fairshare.build_tree(queues)
         self.leaves = leaves
+        self.resources = resources
         self.leaf = np.array([tree.index[name] for name in leaves])
-        self.guarantee = fairshare.amounts(tree, resources, "guarantee", 0.0)
+        self.guarantee = fairshare.declared_guarantees(tree, resources)
         self.max = fairshare.amounts(tree, resources, "max", fairshare.UNLIMITED)
         self.capacity = np.minimum(capacity.astype(float), fairshare.UNLIMITED)
         main = main_resource(resources)
@@ -91,7 +92,9 @@ class QueueBook:
         self.close(now)
         usage = fairshare.roll_up(self.tree, self.usage)
         demand = fairshare.roll_up(self.tree, self.demand)
-        share = fairshare.fair_shares(self.tree, self.capacity, demand, self.guarantee, self.max)
+        share = fairshare.fair_shares(
+            self.tree, self.capacity, demand, self.guarantee, self.max, self.resources
+        )
         m, leaf = self.main, self.leaf
         used, wanted, fair = usage[leaf, m], demand[leaf, m], share[leaf, m]
         has = wanted > _EPS

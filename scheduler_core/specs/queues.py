@@ -30,6 +30,10 @@ class QueueSpec:
     max: dict[str, int] = field(default_factory=dict)  # a missing resource: unlimited
     lending_limit: dict[str, int] = field(default_factory=dict)  # a missing resource: lends all
     weight: float = 1.0
+    # KAI: an over-quota weight per resource; a resource not named takes ``weight``.
+    weights: dict[str, float] = field(default_factory=dict)
+    # KAI's ``quota: -1``: resources guaranteed all the queue asks (not listed in ``guarantee``).
+    unlimited_guarantee: list[str] = field(default_factory=list)
     reclaimable: bool = True
     open: bool = True
     # Kueue: a Cohort only groups queues (no work is submitted to it); Volcano/KAI parents are

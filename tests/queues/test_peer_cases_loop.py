@@ -243,6 +243,38 @@ def test_kai_divides_gpus_beyond_quota_by_over_quota_weight():
     assert placed.filter(name__startswith="q2-").count() == 5
 
 
+# As KAI-Scheduler's e2e helpers write a queue (test/e2e/modules/resources/rd/queue/queue.go,
+# ``CreateQueueObjectWithGpuResource``): cpu and memory with quota -1, weight 1 and limit -1, the
+# GPU with its own quota and weight.
+KAI_E2E_QUEUE = """
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {{name: {name}}}
+spec:
+  resources:
+    gpu: {{quota: 2, overQuotaWeight: {weight}, limit: -1}}
+    cpu: {{quota: -1, overQuotaWeight: 1, limit: -1}}
+    memory: {{quota: -1, overQuotaWeight: 1, limit: -1}}
+"""
+
+
+def test_kai_divides_each_resource_by_its_own_over_quota_weights():
+    """The same case as above (resource_division_test.go, "allocates GPUs proportionally": 8
+    GPUs, quotas of 2, GPU weights 1 and 3, each queue asking for 6), with the queues as KAI's
+    e2e helpers write them: q2 weighs 3 on the GPU but 1 on cpu and memory, and cpu and memory
+    have quota -1. KAI divides the GPUs by the GPU weights alone: 3 and 5."""
+    make_nodes(2, cpu=4, gpu=4)
+    apply(KAI_E2E_QUEUE.format(name="q1", weight=1) + "---" + KAI_E2E_QUEUE.format(name="q2", weight=3))
+    pods = [KAI_POD.format(name=f"{queue}-{i}", queue=queue) for queue in ("q1", "q2") for i in range(6)]
+    apply("---".join(pods))
+
+    cycle_run(holder="test")
+
+    placed = Member.objects.filter(node__isnull=False)
+    assert placed.filter(name__startswith="q1-").count() == 3
+    assert placed.filter(name__startswith="q2-").count() == 5
+
+
 YUNIKORN = """
 apiVersion: v1
 kind: ConfigMap

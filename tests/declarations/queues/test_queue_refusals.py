@@ -279,15 +279,15 @@ REFUSED = [
     # A TAS flavor is read, with Kueue's rule that it selects its nodes by label
     # (apis/kueue/v1beta2/resourceflavor_types.go); the Topology must exist (tests/declarations/topology).
     (kueue("ResourceFlavor", {"topologyName": "default"}), "spec.nodeLabels", "topologyName"),
-    # KAI: -1 is unlimited only for limit; one weight per queue; whole GPUs.
-    (kai({"gpu": {"quota": -1}}), "spec.resources.gpu.quota", "unlimited quota"),
+    # KAI: -1 is the only negative amount; whole GPUs; positive weights.
+    (kai({"gpu": {"quota": -2}}), "spec.resources.gpu.quota", "only -1"),
     (kai({"cpu": {"quota": -5}}), "spec.resources.cpu.quota", "negative"),
     (kai({"gpu": {"quota": 0.5, "limit": 1}}), "spec.resources.gpu.quota", "whole GPUs"),
     (kai({"cpu": {"quota": "1000"}}), "spec.resources.cpu.quota", "must be a number"),
     (
-        kai({"cpu": {"overQuotaWeight": 1}, "gpu": {"overQuotaWeight": 3}}),
+        kai({"cpu": {"overQuotaWeight": 1}, "gpu": {"overQuotaWeight": -3}}),
         "spec.resources.gpu.overQuotaWeight",
-        "same",
+        "positive",
     ),
     (kai({"cpu": {"overQuotaWeight": 0}}), "spec.resources.cpu.overQuotaWeight", "positive"),
     (kai({"tpu": {"quota": 1}}), "spec.resources.tpu", "does not read this key"),
@@ -421,7 +421,7 @@ def test_a_refused_queue_among_gangs_writes_nothing():
         "spec": {"minMember": 1},
     }
     with pytest.raises(DeclarationError) as error:
-        manifests_apply([group, kai({"gpu": {"quota": -1}})])
+        manifests_apply([group, kai({"gpu": {"quota": -2}})])
 
     assert error.value.field == "documents[1].spec.resources.gpu.quota"
     assert not Gang.objects.exists() and not Member.objects.exists()
