@@ -29,6 +29,7 @@ from scheduler_core.models import Gang, Member
 from scheduler_core.services.queues import queue_require
 from scheduler_core.services.tenancy import CLI, Actor
 
+from . import kai_podgroup
 from . import validate as v
 from .changes import pods_record
 from .cluster import priority_classes
@@ -162,6 +163,7 @@ def _plan(loaded: list[Loaded]) -> Plan:
     applications_plan(declared, pods, pods_by_gang)  # YuniKorn: gang groups, placeholders
     for key in declared:
         refs.pop(key, None)
+    kai_podgroup.refs_check(refs, pods_by_gang, declared.values())  # a KAI PodGroup's subgroups
     _queues_adopt(pods_by_gang, declared)
     _queues_check(pods.values(), declared)
     topology_adopt(pods_by_gang, declared)
@@ -173,8 +175,9 @@ def _plan(loaded: list[Loaded]) -> Plan:
     return Plan(loaded, declared, pods, refs, pods_by_gang)
 
 
-#: Formats whose gang declaration cannot name a queue: their gang is in the queue its pods name.
-_QUEUELESS = {PODGROUP, PODGROUP_LEGACY, SOURCE_V1ALPHA1, SOURCE_V1ALPHA2, KOORDINATOR}
+#: Formats whose gang declaration cannot name a queue: their gang is in the queue its pods name
+#: (a KAI PodGroup may: one without ``spec.queue`` is read the same way).
+_QUEUELESS = {PODGROUP, PODGROUP_LEGACY, SOURCE_V1ALPHA1, SOURCE_V1ALPHA2, KOORDINATOR, kai_podgroup.SOURCE}
 
 
 def _queues_adopt(pods_by_gang: dict, gangs: dict) -> None:
@@ -260,6 +263,9 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
         )
     }
     _ownership_check(plan, existing, actor)
+    kai_podgroup.stored_refs_check(
+        plan.refs, plan.pods_by_gang, existing, None if actor.changes_all else actor.username
+    )
     _queue_access_check(plan, existing, actor)
     statuses: dict[str, str] = {}
     gangs_out: dict[str, Gang] = {}

@@ -15,7 +15,8 @@ Versions, as served upstream: Kubernetes' own kinds in their GA versions (the be
 Deployment, StatefulSet and PriorityClass were removed in 1.16 and 1.22); scheduler-plugins'
 PodGroup in ``v1alpha1`` (its only version, in ``scheduling.x-k8s.io`` and, before that,
 ``scheduling.sigs.k8s.io``); Volcano's PodGroup in ``v1beta1`` and vcjob in
-``v1alpha1`` (the versions its CRDs serve); the upstream Workload API in ``v1alpha1`` (1.35) and
+``v1alpha1`` (the versions its CRDs serve); KAI-Scheduler's PodGroup in ``scheduling.run.ai/v2alpha2``
+(its only served version); the upstream Workload API in ``v1alpha1`` (1.35) and
 ``v1alpha2`` (1.36, with its PodGroup); gangsched's own GangJob in ``v1``. Queues: Volcano's in
 ``v1beta1``, KAI's in ``v2``, Kueue's ClusterQueue, LocalQueue and ResourceFlavor in ``v1beta1``
 and ``v1beta2`` and its Cohort also in ``v1alpha1`` (Kueue 0.12 and earlier); a ``v1 ConfigMap``
@@ -31,6 +32,7 @@ from collections.abc import Callable, Sequence
 from . import (
     cluster,
     gangjob,
+    kai_podgroup,
     koordinator,
     kueue,
     pod_fields,
@@ -62,6 +64,7 @@ OBJECTS: dict[tuple[str, str], Load] = {
     (f"{podgroup.GROUP}/v1alpha1", "PodGroup"): podgroup.load,
     (f"{podgroup.LEGACY_GROUP}/v1alpha1", "PodGroup"): podgroup.load,
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): volcano.load_podgroup,
+    (kai_podgroup.API_VERSION, "PodGroup"): kai_podgroup.load,
     ("batch.volcano.sh/v1alpha1", "Job"): volcano.load_job,
     (pod_fields.V1ALPHA1, "Workload"): upstream.load_workload,
     (pod_fields.V1ALPHA2, "Workload"): upstream.load_workload,
@@ -80,7 +83,14 @@ OBJECTS: dict[tuple[str, str], Load] = {
     (topologies.KAI_VERSION, "Topology"): topologies.load_kai_topology,
     (topologies.VOLCANO_VERSION, "HyperNode"): topologies.load_hypernode,
 }
-POD_READERS = (koordinator.pod_gang, podgroup.pod_gang, volcano.pod_gang, yunikorn.pod_gang, kueue.pod_gang)
+POD_READERS = (
+    koordinator.pod_gang,
+    podgroup.pod_gang,
+    volcano.pod_gang,
+    yunikorn.pod_gang,
+    kueue.pod_gang,
+    kai_podgroup.pod_gang,
+)
 
 
 def api_versions(kind: str) -> list[str]:

@@ -23,7 +23,8 @@ PYTHON = re.compile(
 BAD = [None, True, 2**63, 1.5, math.nan, "x", [1, 2], {"a": 1}]
 
 #: The kinds no example file holds: a Node, a Namespace, the older scheduler-plugins PodGroup, a
-#: PriorityClass, a Pod with every constraint (tolerations, node affinity).
+#: PriorityClass, a Pod with every constraint (tolerations, node affinity), KAI's PodGroup with
+#: subgroups and a pod of one.
 MORE = """
 apiVersion: kueue.x-k8s.io/v1alpha1
 kind: Topology
@@ -60,6 +61,30 @@ apiVersion: scheduling.sigs.k8s.io/v1alpha1
 kind: PodGroup
 metadata: {name: older, namespace: ns}
 spec: {minMember: 2, scheduleTimeoutSeconds: 30}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: kai, namespace: ns}
+spec:
+  minMember: 2
+  queue: q
+  preemptibility: preemptible
+  topologyConstraint:
+    {topology: t, requiredTopologyLevel: example.com/block, preferredTopologyLevel: example.com/rack}
+  subGroups:
+  - {name: workers, minMember: 2, parent: all, topologyConstraint: {requiredTopologyLevel: example.com/rack}}
+  - {name: all}
+  - {name: leader}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: kai-0
+  namespace: ns
+  annotations: {pod-group-name: kai}
+  labels: {kai.scheduler/subgroup-name: workers}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
 ---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass

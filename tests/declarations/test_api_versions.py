@@ -32,6 +32,8 @@ WRONG = [
     ("scheduling.sigs.k8s.io/v1beta1", "PodGroup"),
     ("scheduling.volcano.sh/v1alpha1", "PodGroup"),
     ("scheduling.k8s.io/v1alpha1", "PodGroup"),
+    ("scheduling.run.ai/v2", "PodGroup"),
+    ("scheduling.run.ai/v2alpha1", "PodGroup"),
     ("example.com/v1", "PodGroup"),
     ("batch/v9", "Job"),
     ("batch/v1beta1", "Job"),
@@ -75,7 +77,7 @@ def test_the_refusal_says_which_versions_the_kind_has():
     assert same_group.value.reason.endswith("use scheduling.x-k8s.io/v1alpha1")
     assert other_group.value.reason.endswith(
         "use scheduling.x-k8s.io/v1alpha1 or scheduling.sigs.k8s.io/v1alpha1 or scheduling.volcano.sh/v1beta1"
-        " or scheduling.k8s.io/v1alpha2"
+        " or scheduling.run.ai/v2alpha2 or scheduling.k8s.io/v1alpha2"
     )
 
 

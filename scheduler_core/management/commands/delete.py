@@ -9,9 +9,9 @@
   restart policy replaces it (or restarts or fails the gang); a bare Pod, like any other pod, is
   removed for good: its creator applies the next one (``services/delete.pod_delete``);
 - a gang is deleted with its pods; a node's pods fail and their gangs reschedule them;
-- with ``-f``: a PodGroup or GangJob deletes its gang and pods, a Pod or workload its pods (for
-  good: their owner is gone), a Node the node, a PriorityClass the class, a Namespace every gang
-  and pod in it.
+- with ``-f``: a PodGroup or GangJob deletes its gang (a KAI PodGroup with subgroups: its
+  gangs) and pods, a Pod or workload its pods (for good: their owner is gone), a Node the node,
+  a PriorityClass the class, a Namespace every gang and pod in it.
 
 Each deletion prints ``<kind> "<name>" deleted`` (``from <ns> namespace`` for namespaced ones);
 anything not found is reported and the command exits non-zero, unless ``--ignore-not-found``.
@@ -143,16 +143,17 @@ class Command(BaseCommand):
                 continue
             found = True
             lines.append(_line(kind, name, extra=extra))
-        gone = self.gone
+        gone, gang_pods, gangs_found = self.gone, [], False
         for gang in item.gangs:
             try:
-                pods = delete.gang_delete(namespace=gang.namespace, name=gang.name, by=self.by)
+                gang_pods += delete.gang_delete(namespace=gang.namespace, name=gang.name, by=self.by)
             except delete.NotFound:
                 continue
-            found = True
+            found = gangs_found = True
             gone.add(gang.key)
-            if not item.pods:
-                lines.append(_line(kind, name, gang.namespace, f"{len(pods)} pods"))
+        if gangs_found and not item.pods:
+            # One line per object, even for one of several gangs (a KAI PodGroup's subgroups).
+            lines.append(_line(kind, name, item.gangs[0].namespace, f"{len(gang_pods)} pods"))
         rest = [pod for pod in item.pods if not (pod.gang and pod.gang.key in gone)]
         removed = delete.pods_remove([(pod.namespace, pod.name) for pod in rest], by=self.by)
         namespace = item.pods[0].namespace if item.pods else None
