@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from scheduler_core.engine.queue import declared_work
 from scheduler_core.models import Gang, GangEvent, Member, Node
@@ -15,10 +15,13 @@ from scheduler_core.reads.node_usage import usage_by_node
 
 
 def gang_list(*, namespace: str | None = None, phase: str | None = None) -> QuerySet[Gang]:
-    """Gangs in creation order, with ``members_count`` and ``bound_count`` annotated."""
+    """Gangs in creation order, with ``members_count``, ``bound_count`` and ``owner`` (the object
+    that made its pods, ``kind.group/name`` as its pods' ``owner``; empty for bare pods and
+    gangs of the API) annotated, in the one aggregate query."""
     gangs = Gang.objects.select_related("group").annotate(
         members_count=Count("members"),
         bound_count=Count("members", filter=Q(members__node__isnull=False)),
+        owner=Max("members__owner"),
     )
     if namespace:
         gangs = gangs.filter(namespace=namespace)

@@ -57,6 +57,7 @@ def test_get_gangs_prints_a_table_and_json():
     header, row = table.splitlines()
     assert header.split()[:6] == ["NAMESPACE", "NAME", "STATE", "MIN-MEMBER", "MEMBERS", "BOUND"]
     assert row.split()[:6] == ["team-a", "trainer", "Pending", "4", "4", "0"]
+    assert header.split()[-1] == "OWNER" and row.split()[-1] == "job.batch/trainer"  # made its pods
     rows = json.loads(run("get", "gangs", "-o", "json"))
     assert len(rows) == 1
     expected = {
@@ -82,6 +83,7 @@ def test_get_gangs_prints_a_table_and_json():
         "state": "Pending",
         "members": 4,
         "bound": 0,
+        "owner": "job.batch/trainer",
         "created": None,
     }
     assert "SOURCE-FORMAT" in run("get", "gangs", "-o", "wide")

@@ -46,6 +46,8 @@ def gang_row(gang) -> dict:
         # The declaration style it came from (volcano-job, workload, kueue...; "api" for the REST API).
         "source": gang.source_format or "api",
         "application": gang.application or None,
+        # The object that made its pods (job.batch/train, pytorchjob.kubeflow.org/bert...).
+        "owner": getattr(gang, "owner", None) or None,
         "reason": gang.reason,
         "message": gang.message,
         "created": gang.created.isoformat(),
@@ -132,6 +134,7 @@ RESOURCES = {
             "style",
             "wait_seconds",
             "group",
+            "owner",
         ],
         ["priority", "queue", "source_format", "application", "reason"],
     ),
