@@ -22,7 +22,8 @@ PodGroup in ``v1alpha1`` (its only version, in ``scheduling.x-k8s.io`` and, befo
 and ``v1beta2`` and its Cohort also in ``v1alpha1`` (Kueue 0.12 and earlier); a ``v1 ConfigMap``
 only when it is YuniKorn's ``yunikorn-configs``. Topology: Kueue's in ``v1alpha1`` (before TAS went
 beta), ``v1beta1`` and ``v1beta2``, KAI-Scheduler's in ``kai.scheduler/v1alpha1``, Volcano's
-HyperNode in ``topology.volcano.sh/v1alpha1``.
+HyperNode in ``topology.volcano.sh/v1alpha1``. Kubeflow's training jobs (PyTorchJob, TFJob,
+XGBoostJob, PaddleJob, JAXJob) in ``kubeflow.org/v1``, the version the training-operator serves.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from . import (
     gangjob,
     kai_podgroup,
     koordinator,
+    kubeflow,
     kueue,
     pod_fields,
     podgroup,
@@ -70,6 +72,7 @@ OBJECTS: dict[tuple[str, str], Load] = {
     (pod_fields.V1ALPHA2, "Workload"): upstream.load_workload,
     (pod_fields.V1ALPHA2, "PodGroup"): upstream.load_podgroup,
     ("gangsched.io/v1", "GangJob"): gangjob.load,
+    **{(kubeflow.API_VERSION, kind): kubeflow.load for kind in kubeflow.KINDS},
     # Queues: operators' objects (cluster.OPERATOR_KINDS), read into specs/queues.py.
     (queues_volcano.API_VERSION, "Queue"): queues_volcano.load_queue,
     (queues_kai.API_VERSION, "Queue"): queues_kai.load_queue,
