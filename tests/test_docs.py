@@ -59,7 +59,8 @@ def anchors_of(text: str) -> set[str]:
         count = seen.get(base, 0)
         seen[base] = count + 1
         result.add(base if count == 0 else f"{base}-{count}")
-    return result
+    # An explicit anchor (<a id="...">) before a paragraph that is not a heading.
+    return result | set(re.findall(r'<a id="([^"]+)"></a>', text))
 
 
 def links() -> list[tuple[Path, str]]:

@@ -3,7 +3,7 @@ become the pods its controllers make and the gang its gang-scheduling code makes
 keys; refusals naming the field; delete -f; tenancy; one scheduling cycle.
 
 The manifests under manifests/kubeflow/ are the training-operator's (release-1.9), each naming its
-source file at its top. Behaviour cited from kubeflow/training-operator at that branch.
+source file at its top. Behaviour cited from kubeflow/training-operator at that release.
 """
 
 import io
