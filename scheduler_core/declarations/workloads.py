@@ -64,18 +64,17 @@ def pod_requests(spec: dict[str, Any], field: str) -> dict[str, int]:
     if not containers:
         raise v.DeclarationError(v.join(field, "containers"), "a pod needs at least one container")
     for index, container in enumerate(containers):
-        v.resources_add(total, _container_requests(container, v.join(field, "containers", index)), field)
+        v.resources_add(total, container_requests(container, v.join(field, "containers", index)), field)
     for index, container in enumerate(
         v.sequence(spec.get("initContainers"), v.join(field, "initContainers"))
     ):
-        for resource, amount in _container_requests(
-            container, v.join(field, "initContainers", index)
-        ).items():
+        for resource, amount in container_requests(container, v.join(field, "initContainers", index)).items():
             total[resource] = max(total.get(resource, 0), amount)
     return total
 
 
-def _container_requests(container: Any, field: str) -> dict[str, int]:
+def container_requests(container: Any, field: str) -> dict[str, int]:
+    """One container's requests, its limits standing in for those it does not set."""
     resources = v.mapping(v.mapping(container, field).get("resources"), v.join(field, "resources"))
     limits = v.resources(resources.get("limits"), v.join(field, "resources", "limits"))
     requests = v.resources(resources.get("requests"), v.join(field, "resources", "requests"))
