@@ -18,7 +18,8 @@ PodGroup in ``v1alpha1`` (its only version, in ``scheduling.x-k8s.io`` and, befo
 ``v1alpha1`` (the versions its CRDs serve); KAI-Scheduler's PodGroup in ``scheduling.run.ai/v2alpha2``
 (its only served version); the upstream Workload API in ``v1alpha1`` (1.35) and
 ``v1alpha2`` (1.36, with its PodGroup); gangsched's own GangJob in ``v1``; Kubeflow's MPIJob in
-``kubeflow.org/v2beta1`` (the mpi-operator's v2 API). Queues: Volcano's in
+``kubeflow.org/v2beta1`` (the mpi-operator's v2 API); JobSet in ``jobset.x-k8s.io/v1alpha2`` (its
+only served version). Queues: Volcano's in
 ``v1beta1``, KAI's in ``v2``, Kueue's ClusterQueue, LocalQueue and ResourceFlavor in ``v1beta1``
 and ``v1beta2`` and its Cohort also in ``v1alpha1`` (Kueue 0.12 and earlier); a ``v1 ConfigMap``
 only when it is YuniKorn's ``yunikorn-configs``. Topology: Kueue's in ``v1alpha1`` (before TAS went
@@ -34,6 +35,7 @@ from collections.abc import Callable, Sequence
 from . import (
     cluster,
     gangjob,
+    jobset,
     kai_podgroup,
     koordinator,
     kubeflow,
@@ -76,6 +78,7 @@ OBJECTS: dict[tuple[str, str], Load] = {
     ("gangsched.io/v1", "GangJob"): gangjob.load,
     **{(kubeflow.API_VERSION, kind): kubeflow.load for kind in kubeflow.KINDS},
     (mpijob.API_VERSION, "MPIJob"): mpijob.load,
+    (jobset.API_VERSION, "JobSet"): jobset.load,
     # Queues: operators' objects (cluster.OPERATOR_KINDS), read into specs/queues.py.
     (queues_volcano.API_VERSION, "Queue"): queues_volcano.load_queue,
     (queues_kai.API_VERSION, "Queue"): queues_kai.load_queue,
