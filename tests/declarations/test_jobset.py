@@ -154,8 +154,8 @@ def test_exclusive_placement_makes_each_child_job_a_gang_kept_in_one_domain():
 
 
 def test_exclusive_placement_on_one_replicated_job_constrains_its_jobs_only():
-    """The annotation on a replicatedJob's template (jobset_controller_test.go "exclusive
-    placement for one replicated job")."""
+    """The annotation on a replicatedJob's template (jobset_controller_test.go
+    TestConstructJobsFromTemplate, "exclusive placement for a ReplicatedJob")."""
     apply_text(NODEPOOLS)
     manifests_apply([jobset(jobs=[rjob("driver"), rjob("workers", 2, 2, annotations={EXCLUSIVE: NODEPOOL})])])
     assert gang_of("js-driver-0").topology_required == ""
@@ -164,7 +164,8 @@ def test_exclusive_placement_on_one_replicated_job_constrains_its_jobs_only():
 
 
 def test_the_node_selector_strategy_pins_pods_to_their_jobs_nodes():
-    """jobset_controller_test.go "exclusive placement using nodeSelector strategy": nodeSelector
+    """jobset_controller_test.go TestConstructJobsFromTemplate, "exclusive placement using
+    nodeSelectorStrategy for entire JobSet": nodeSelector
     alpha.jobset.sigs.k8s.io/namespaced-job and the no-schedule toleration, no affinity."""
     annotations = {EXCLUSIVE: NODEPOOL, "alpha.jobset.sigs.k8s.io/node-selector": "true"}
     manifests_apply([jobset(annotations=annotations)])
@@ -185,7 +186,7 @@ def refused(manifest) -> DeclarationError:
     ("manifest", "field", "words"),
     [
         (jobset(jobs=[rjob("a"), rjob("a")]), "spec.replicatedJobs[1].name", "declared twice"),
-        # jobset_webhook_test.go "jobset name with invalid character" / "job name too long".
+        # jobset_webhook_test.go "jobset name will result in job name being too long".
         (jobset("j" * 60, jobs=[rjob("workers")]), "spec.replicatedJobs[0].name", "DNS-1035"),
         (jobset(jobs=[rjob("a", 0)]), "spec.replicatedJobs", "at least one pod"),
         (jobset(suspend=True), "spec.suspend", "no suspended JobSet"),
