@@ -321,7 +321,9 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     template_field = v.join(manifest.path, "spec", "template")
     template = v.mapping(manifest.obj["spec"].get("template"), template_field, optional=False)
     pod = v.mapping(template.get("spec"), v.join(template_field, "spec"), optional=False)
-    _template_gang_refuse(template, pod, template_field, namespace, readers, gang.queue_field)
+    template_gang_refuse(
+        template, pod, template_field, namespace, readers, f"the Job is Kueue's ({gang.queue_field})"
+    )
     ref = GangRef(
         namespace, name, gang.source_format, gang.field, queue=gang.queue, queue_field=gang.queue_field
     )
@@ -330,12 +332,11 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     return Loaded(object_name=f"job.batch/{name}", gangs=[gang], pods=pods)
 
 
-def _template_gang_refuse(
-    template: dict, pod: dict, field: str, namespace: str, readers, queue_field
-) -> None:
-    """Kueue manages a Job's pods through the Job (``queue_field`` names its queue-name key): a
-    template naming a gang of its own (a PodGroup label, Kueue's pod-group-name, upstream's
-    schedulingGroup...) would put its pods in two gangs."""
+def template_gang_refuse(template: dict, pod: dict, field: str, namespace: str, readers, owner: str) -> None:
+    """A workload whose controller makes its pods' gang (Kueue's Job, a LeaderWorkerSet...;
+    ``owner`` says whose, e.g. "the Job is Kueue's (<its queue-name key>)"): a template naming a
+    gang of its own (a PodGroup label, Kueue's pod-group-name, upstream's schedulingGroup...)
+    would put its pods in two gangs."""
     meta_field, spec_field = v.join(field, "metadata"), v.join(field, "spec")
     metadata = v.mapping(template.get("metadata"), meta_field)
     labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
@@ -345,8 +346,7 @@ def _template_gang_refuse(
     if own is not None:
         raise v.DeclarationError(
             own.field,
-            f"names gang {own.key} but the Job is Kueue's ({queue_field}): "
-            "its pods are the Job's gang; remove one of the two",
+            f"names gang {own.key} but {owner}: its pods are that workload's gang; remove one of the two",
         )
 
 

@@ -107,6 +107,20 @@ spec:
         nodeSelectorTerms:
         - matchExpressions: [{key: gen, operator: Gt, values: ["3"]}, {key: zone, operator: In, values: [a]}]
   containers: [{name: c, resources: {requests: {cpu: "1"}, limits: {cpu: "1"}}}]
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws, namespace: ns, annotations: {scheduling.volcano.sh/queue-name: q}}
+spec:
+  replicas: 2
+  startupPolicy: LeaderReady
+  leaderWorkerTemplate:
+    size: 2
+    restartPolicy: None
+    leaderTemplate:
+      spec: {priority: 3, containers: [{name: l, resources: {requests: {cpu: "1"}}}]}
+    workerTemplate:
+      spec: {containers: [{name: w, resources: {requests: {cpu: "1"}}}]}
 """
 
 
