@@ -21,7 +21,8 @@ PodGroup in ``v1alpha1`` (its only version, in ``scheduling.x-k8s.io`` and, befo
 ``kubeflow.org/v2beta1`` (the mpi-operator's v2 API); JobSet in ``jobset.x-k8s.io/v1alpha2`` (its
 only served version). Queues: Volcano's in
 ``v1alpha2`` (1.36, with its PodGroup); gangsched's own GangJob in ``v1``. Workload operators:
-LeaderWorkerSet in ``leaderworkerset.x-k8s.io/v1`` (its served version). Queues: Volcano's in
+LeaderWorkerSet in ``leaderworkerset.x-k8s.io/v1``, KubeRay's RayCluster and RayJob in
+``ray.io/v1`` (their served versions). Queues: Volcano's in
 ``v1beta1``, KAI's in ``v2``, Kueue's ClusterQueue, LocalQueue and ResourceFlavor in ``v1beta1``
 and ``v1beta2`` and its Cohort also in ``v1alpha1`` (Kueue 0.12 and earlier); a ``v1 ConfigMap``
 only when it is YuniKorn's ``yunikorn-configs``. Topology: Kueue's in ``v1alpha1`` (before TAS went
@@ -41,6 +42,7 @@ from . import (
     kai_podgroup,
     koordinator,
     kubeflow,
+    kuberay,
     kueue,
     mpijob,
     lws,
@@ -83,6 +85,8 @@ OBJECTS: dict[tuple[str, str], Load] = {
     (mpijob.API_VERSION, "MPIJob"): mpijob.load,
     (jobset.API_VERSION, "JobSet"): jobset.load,
     (lws.API_VERSION, "LeaderWorkerSet"): lws.load,
+    (kuberay.API_VERSION, "RayCluster"): kuberay.load_cluster,
+    (kuberay.API_VERSION, "RayJob"): kuberay.load_job,
     # Queues: operators' objects (cluster.OPERATOR_KINDS), read into specs/queues.py.
     (queues_volcano.API_VERSION, "Queue"): queues_volcano.load_queue,
     (queues_kai.API_VERSION, "Queue"): queues_kai.load_queue,

@@ -121,6 +121,29 @@ spec:
       spec: {priority: 3, containers: [{name: l, resources: {requests: {cpu: "1"}}}]}
     workerTemplate:
       spec: {containers: [{name: w, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: rc, namespace: ns, labels: {volcano.sh/queue-name: q, ray.io/priority-class-name: pc1}}
+spec:
+  enableInTreeAutoscaling: true
+  headGroupSpec:
+    template: {spec: {containers: [{name: h, resources: {requests: {cpu: "1"}}}]}}
+  workerGroupSpecs:
+  - {groupName: g, replicas: 2, minReplicas: 1, maxReplicas: 3, numOfHosts: 1,
+     template: {spec: {containers: [{name: w, resources: {requests: {cpu: "1"}}}]}}}
+---
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: rj, namespace: ns, labels: {ray.io/gang-scheduling-enabled: "true"}}
+spec:
+  submissionMode: K8sJobMode
+  submitterPodTemplate: {spec: {containers: [{name: s, resources: {requests: {cpu: "1"}}}]}}
+  rayClusterSpec:
+    headGroupSpec:
+      template: {spec: {containers: [{name: h, resources: {requests: {cpu: "1"}}}]}}
+    workerGroupSpecs:
+    - {groupName: g, replicas: 1, template: {spec: {containers: [{name: w}]}}}
 """
 
 
