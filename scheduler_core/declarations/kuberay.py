@@ -168,6 +168,7 @@ def _cluster(manifest, namespace, name, gang_name, labels, spec, spec_field, rea
         ]
         pods += workers
         counted += workers[:least] if autoscaling else workers
+    owner_ask(manifest, pods)  # KAI's topology annotations on the RayCluster / RayJob
     if ref is None:
         return [], pods
     reserved: dict[str, int] = {}
@@ -188,7 +189,6 @@ def _cluster(manifest, namespace, name, gang_name, labels, spec, spec_field, rea
         declaration=manifest.obj,
         field=manifest.name_field,
     )
-    owner_ask(manifest, pods)  # KAI's topology annotations on the RayCluster / RayJob
     return [gang], pods
 
 

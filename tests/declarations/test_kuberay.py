@@ -314,3 +314,13 @@ def test_the_cluster_schedules_whole_or_not_at_all():
     make_nodes(2, cpu=2, prefix="m")
     cycle_run(holder="test")
     assert Member.objects.filter(node__isnull=False).count() == 4
+
+
+def test_a_topology_annotation_on_a_cluster_without_gang_is_refused():
+    """KAI's topology annotations on the top owner keep a gang together: a RayCluster without a
+    gang has none to keep."""
+    plain = cluster()
+    plain["metadata"]["annotations"] = {"kai.scheduler/topology-required-placement": "kubernetes.io/hostname"}
+    error = refused(plain)
+    assert error.field == "metadata.annotations.kai.scheduler/topology-required-placement"
+    assert "belongs to no gang" in error.reason
