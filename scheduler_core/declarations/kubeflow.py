@@ -15,10 +15,10 @@ Master, else worker 0; TF a Chief or Master, else worker 0; XGBoost and Paddle t
 index 0), ``training.kubeflow.org/job-role: master``; and, as scheduler-plugins' control
 decorates them (``DecoratePodTemplateSpec``), the label ``scheduling.x-k8s.io/pod-group``
 naming the job. Replica type keys are matched whatever their case, as upstream's defaulting
-does (``worker`` is Worker). The webhooks' checks are kept: each kind's replica types (TFJob
-takes any), a container named as the kind wants it (``pytorch``, ``tensorflow``...), an
-image on each container, PyTorch and XGBoost's Master with exactly 1 replica, XGBoost's Master
-present, at most one TF Chief or Master.
+does (``worker`` is Worker). The webhooks' checks are kept (``kubeflow_checks.py``): each
+kind's replica types (TFJob takes any), a container named as the kind wants it (``pytorch``,
+``tensorflow``...), an image on each container, PyTorch and XGBoost's Master with exactly 1
+replica, XGBoost's Master present, at most one TF Chief or Master.
 
 The gang, as ``pkg/controller.v1/common/job.go`` (``ReconcileJobs``) fills its PodGroup: named
 as the job, min_member ``runPolicy.schedulingPolicy.minAvailable`` (default: every replica),
@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler_core.models import RestartPolicy
-from scheduler_core.validators import INT64_MAX
 
+from . import kubeflow_checks as checks
 from . import validate as v
 from .cluster import priority_resolve
 from .documents import Manifest
@@ -63,7 +63,6 @@ OPERATOR_NAME, JOB_NAME = f"{LABEL}operator-name", f"{LABEL}job-name"
 REPLICA_TYPE, REPLICA_INDEX, JOB_ROLE = f"{LABEL}replica-type", f"{LABEL}replica-index", f"{LABEL}job-role"
 POD_GROUP = "scheduling.x-k8s.io/pod-group"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
-MANAGERS = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
 RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
 
 
@@ -127,7 +126,7 @@ class Replica:
 def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     kind = KINDS[manifest.kind]
     namespace, name, metadata = object_meta(manifest)
-    _job_name(name, manifest.name_field)
+    checks.job_name_check(name, manifest.name_field)
     meta_field, spec_field = v.join(manifest.path, "metadata"), v.join(manifest.path, "spec")
     labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
     if KUEUE_QUEUE in labels:
@@ -139,10 +138,10 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
     run_field = v.join(spec_field, "runPolicy")
     run = v.mapping(spec.get("runPolicy"), run_field)
-    _run_policy_check(run, run_field)
+    checks.run_policy_check(run, run_field)
     replicas = _replicas(kind, spec, v.join(spec_field, kind.specs_key))
     if kind.elastic:
-        _elastic_check(spec.get("elasticPolicy"), v.join(spec_field, "elasticPolicy"), replicas, kind)
+        checks.elastic_check(spec.get("elasticPolicy"), v.join(spec_field, "elasticPolicy"), replicas, kind)
     total = sum(replica.replicas for replica in replicas)
     if total > v.limit("GANGSCHED_MAX_GANG_MEMBERS", v.MAX_GANG_MEMBERS):
         raise v.DeclarationError(v.join(spec_field, kind.specs_key), f"too many pods in one {kind.kind}")
@@ -164,36 +163,6 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     owner_ask(manifest, pods)  # KAI's topology annotations on the job, its pods' top owner
     gang.restart_policy = _restart_policy(replicas)
     return Loaded(object_name=f"{kind.source}.kubeflow.org/{name}", gangs=[gang], pods=pods)
-
-
-def _job_name(name: str, field: str) -> None:
-    """Upstream's webhooks want a DNS-1035 label: the pods' names and services derive from it."""
-    if len(name) > 63 or not name[0].isalpha() or "." in name:
-        raise v.DeclarationError(
-            field,
-            f"{name!r} is not a DNS-1035 label (at most 63 characters, starting with a letter, no dots)",
-        )
-
-
-def _run_policy_check(run: dict[str, Any], field: str) -> None:
-    suspend = run.get("suspend")
-    if suspend is not None and not isinstance(suspend, bool):
-        raise v.DeclarationError(v.join(field, "suspend"), f"must be true or false, not {v.kind_of(suspend)}")
-    if suspend:
-        raise v.DeclarationError(
-            v.join(field, "suspend"),
-            "a suspended job makes no pods and gangsched does not resume it: apply it without suspend",
-        )
-    manager = run.get("managedBy")
-    if manager is not None and v.text(manager, v.join(field, "managedBy")) != MANAGERS[0]:
-        raise v.DeclarationError(
-            v.join(field, "managedBy"),
-            f"{manager!r} is not played here: only {MANAGERS[0]} (the training-operator) is "
-            f"(upstream accepts {' or '.join(MANAGERS)})",
-        )
-    for key in ("activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"):
-        if run.get(key) is not None:
-            v.integer(run[key], v.join(field, key), minimum=0, maximum=INT64_MAX)
 
 
 def _replicas(kind: Kind, spec: dict[str, Any], field: str) -> list[Replica]:
@@ -246,51 +215,8 @@ def _replica(kind: Kind, name: str, field: str, value: Any) -> Replica:
     template = v.mapping(replica.get("template"), template_field, optional=False)
     metadata = v.mapping(template.get("metadata"), v.join(template_field, "metadata"))
     pod = v.mapping(template.get("spec"), v.join(template_field, "spec"), optional=False)
-    _containers_check(kind, pod, v.join(template_field, "spec", "containers"))
+    checks.containers_check(kind, pod, v.join(template_field, "spec", "containers"))
     return Replica(name, field, count, restart, metadata, pod, template_field)
-
-
-def _containers_check(kind: Kind, pod: dict[str, Any], field: str) -> None:
-    """Upstream's webhook: an image on every container, one of them named as the kind wants."""
-    containers = v.sequence(pod.get("containers"), field)
-    names = []
-    for index, container in enumerate(containers):
-        container = v.mapping(container, v.join(field, index), optional=False)
-        if not container.get("image"):
-            raise v.DeclarationError(v.join(field, index, "image"), "must be given")
-        names.append(container.get("name"))
-    if containers and kind.container not in names:
-        raise v.DeclarationError(
-            field,
-            f"a {kind.kind} needs a container named {kind.container!r} (the one the operator configures)",
-        )
-
-
-def _elastic_check(value: Any, field: str, replicas: list[Replica], kind: Kind) -> None:
-    """min/maxReplicas bound an HPA upstream; the PodGroup ignores them, so do we."""
-    if value is None:
-        return
-    policy = v.mapping(value, field)
-    if policy.get("metrics"):
-        raise v.DeclarationError(
-            v.join(field, "metrics"),
-            "gangsched does not resize the workers (upstream's HorizontalPodAutoscaler): remove metrics",
-        )
-    if kind.kind == "PyTorchJob" and not any(r.name == "Worker" for r in replicas):
-        raise v.DeclarationError(
-            v.join(field.rpartition(".")[0], kind.specs_key, "Worker"),
-            "must be configured if elastic policy is used",
-        )
-    bounds = {
-        key: v.member_count(policy[key], v.join(field, key))
-        for key in ("minReplicas", "maxReplicas")
-        if policy.get(key) is not None
-    }
-    if bounds.get("minReplicas", 0) > bounds.get("maxReplicas", bounds.get("minReplicas", 0)):
-        raise v.DeclarationError(
-            v.join(field, "minReplicas"),
-            f"{bounds['minReplicas']} is more than maxReplicas {bounds['maxReplicas']}",
-        )
 
 
 def _gang(kind, namespace, name, total, run, run_field, manifest) -> GangSpec:

@@ -75,7 +75,7 @@ def bound_nodes(kube_api, names, namespace: str = "default") -> dict[str, str | 
     return {name: (pods[name].get("spec") or {}).get("nodeName") for name in names}
 
 
-def wait_until(condition: Callable[[], object], *, timeout: float = 20.0, what: str = "condition") -> object:
+def wait_until(condition: Callable[[], object], *, timeout: float = 90.0, what: str = "condition") -> object:
     """Poll until ``condition()`` is truthy; fail the test (not time it) if it never is."""
     deadline = time.monotonic() + timeout
     while True:
