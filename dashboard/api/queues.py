@@ -77,6 +77,13 @@ class QueueOutput(serializers.Serializer):
         help_text="Resources guaranteed all the queue asks (a KAI Queue's quota -1).",
     )
     reclaimable = serializers.BooleanField(source="queue.reclaimable")
+    reclaimDelaySeconds = serializers.FloatField(  # noqa: N815
+        source="queue.reclaim_delay_s",
+        allow_null=True,
+        read_only=True,
+        help_text="Seconds its work waits before reclaiming beyond its guarantee (a Volcano queue: 0, "
+        "a YuniKorn queue: its preemption.delay); null: the global GANGSCHED_RECLAIM_DELAY_S.",
+    )
     open = serializers.BooleanField(source="queue.open")
     cohort = serializers.BooleanField(source="queue.cohort")
     sourceFormat = serializers.CharField(source="queue.source_format")  # noqa: N815

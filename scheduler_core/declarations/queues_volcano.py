@@ -11,6 +11,9 @@ types.go``, ``QueueSpec`` and ``QueueStatus``):
   limit is deserved minus guarantee (what is reserved is never lent, which is what keeps it free
   for the queue). Volcano's own rule holds: guarantee <= deserved <= capability, per resource;
 - ``spec.reclaimable`` (default true) -> reclaimable;
+- reclaim delay 0: Volcano's reclaim action takes room back for a queue below its deserved share
+  in the first session it is pending (the proportion and capacity plugins have no delay), so its
+  queues do not wait ``GANGSCHED_RECLAIM_DELAY_S``;
 - ``spec.parent`` -> parent (Volcano's ``root`` is the whole cluster: a top-level queue);
 - ``status.state``: Volcano keeps a queue's state in its status (``vcctl queue operate --action
   close`` sets it through a Command, and the queue controller writes ``Closed``): ``Open`` or
@@ -125,6 +128,7 @@ def queue_read(manifest: Manifest) -> QueueSpec:
         weight=float(weight),
         reclaimable=boolean(spec.get("reclaimable"), v.join(field, "reclaimable"), True),
         open=_open(manifest),
+        reclaim_delay_s=0.0,
     )
 
 

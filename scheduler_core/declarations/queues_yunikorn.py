@@ -16,8 +16,12 @@ is refused naming ``metadata.name``.
   core: the engine's milli-CPU), ``memory`` and every other resource a count in bytes or units,
   with ``k``..``E`` or ``Ki``..``Ei`` suffixes and no fraction;
 - ``parent: true`` (a parent queue with no children yet) is kept; ``properties``:
-  ``preemption.policy: disabled`` -> not reclaimable; ``default`` values of the properties below
-  are accepted as absent;
+  ``preemption.policy: disabled`` -> not reclaimable; ``preemption.delay`` (a Go duration, such
+  as ``30s`` or ``1m30s``, > 0) -> how long the queue's work waits before reclaiming beyond its
+  guarantee; not set, the parent's (YuniKorn's properties are inherited, ``mergeProperties``),
+  else YuniKorn's default 30 s (``configs.DefaultPreemptionDelay``): every YuniKorn queue has a
+  delay. YuniKorn falls back to the default on a delay it cannot parse; gangsched refuses it
+  naming the property. ``default`` values of the other properties below are accepted as absent;
 - ``submitacl`` / ``adminacl``: ``*`` (everyone) only: who may submit to a queue is set in
   gangsched.
 
@@ -49,6 +53,14 @@ _QUANTITY = re.compile(r"([0-9]{1,19})\s*([mkKMGTPE]i?)?")  # Go's ParseInt: int
 _MULTIPLIERS = {"": 1, "m": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
 _MULTIPLIERS |= {f"{p}i": 1 << (10 * n) for n, p in enumerate("KMGTPE", start=1)}
 _INT64_MAX = 2**63 - 1
+#: YuniKorn's ``configs.DefaultPreemptionDelay``.
+DEFAULT_PREEMPTION_DELAY_S = 30.0
+PREEMPTION_DELAY = "preemption.delay"
+# Go's time.ParseDuration: an optional sign, then one or more decimal numbers each with a unit.
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_DURATION = re.compile(f"(?:{_DURATION_PART.pattern})+")
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}
+_DURATION_UNITS["h"] = 3600.0
 
 PARTITION_KEYS = {
     "name": "",
@@ -79,6 +91,7 @@ PROPERTIES = {
     "priority.policy": ("default",),
     "priority.offset": ("0",),
 }
+READ = (*PROPERTIES, PREEMPTION_DELAY)
 
 
 def load_config_map(manifest: Manifest, readers=()) -> Loaded:
@@ -135,11 +148,19 @@ def config_read(text: str, field: str, declaration: dict) -> list[QueueSpec]:
     specs: list[QueueSpec] = []
     top = roots[0] if len(roots) == 1 and isinstance(roots[0], dict) else {}
     if str(top.get("name", "")).lower() == ROOT:
-        _queue(top, v.join(queues_field, 0), None, specs, declaration)
+        _queue(top, v.join(queues_field, 0), None, specs, declaration, DEFAULT_PREEMPTION_DELAY_S)
     else:  # as YuniKorn's checkQueuesStructure: the queues go under a root it inserts
-        specs.append(QueueSpec(name=ROOT, source_format=SOURCE, field=queues_field, declaration=declaration))
+        specs.append(
+            QueueSpec(
+                name=ROOT,
+                source_format=SOURCE,
+                field=queues_field,
+                declaration=declaration,
+                reclaim_delay_s=DEFAULT_PREEMPTION_DELAY_S,
+            )
+        )
         for index, queue in enumerate(roots):
-            _queue(queue, v.join(queues_field, index), ROOT, specs, declaration)
+            _queue(queue, v.join(queues_field, index), ROOT, specs, declaration, DEFAULT_PREEMPTION_DELAY_S)
     return specs
 
 
@@ -156,7 +177,10 @@ def _preemption(value: Any, field: str) -> None:
         )
 
 
-def _queue(value: Any, field: str, parent: str | None, specs: list[QueueSpec], declaration: dict) -> None:
+def _queue(
+    value: Any, field: str, parent: str | None, specs: list[QueueSpec], declaration: dict, delay: float
+) -> None:
+    """Read one queue and its children; ``delay`` is the parent's preemption delay (inherited)."""
     queue = v.mapping(value, field, optional=False)
     keys_check(queue, field, QUEUE_KEYS)
     short = queue.get("name")
@@ -185,7 +209,9 @@ def _queue(value: Any, field: str, parent: str | None, specs: list[QueueSpec], d
         parent=parent,
         guarantee=_resources(resources.get("guaranteed"), v.join(resources_field, "guaranteed")),
         max=_resources(resources.get("max"), v.join(resources_field, "max")),
-        reclaimable=_properties(queue.get("properties"), v.join(field, "properties")),
+    )
+    spec.reclaimable, spec.reclaim_delay_s = _properties(
+        queue.get("properties"), v.join(field, "properties"), delay
     )
     if queue.get("parent") not in (None, False, True):
         raise v.DeclarationError(v.join(field, "parent"), "must be true or false")
@@ -198,11 +224,12 @@ def _queue(value: Any, field: str, parent: str | None, specs: list[QueueSpec], d
             )
     specs.append(spec)
     for index, child in enumerate(v.sequence(queue.get("queues"), v.join(field, "queues"))):
-        _queue(child, v.join(field, "queues", index), name, specs, declaration)
+        _queue(child, v.join(field, "queues", index), name, specs, declaration, spec.reclaim_delay_s)
 
 
-def _properties(value: Any, field: str) -> bool:
-    """Whether the queue is reclaimable; refuses a property gangsched cannot honour."""
+def _properties(value: Any, field: str, delay: float) -> tuple[bool, float]:
+    """Whether the queue is reclaimable and its reclaim delay (its ``preemption.delay``, else
+    ``delay``, its parent's); refuses a property gangsched cannot honour."""
     # Go's YAML decoder reads ``priority.offset: 0`` into its map[string]string as "0".
     scalars = {
         key: ("true" if item else "false")
@@ -215,15 +242,35 @@ def _properties(value: Any, field: str) -> bool:
     properties = v.string_map(scalars, field)
     for key, setting in properties.items():
         where = v.join(field, key)
+        if key == PREEMPTION_DELAY:
+            delay = go_duration(setting, where)
+            continue
         if key not in PROPERTIES:
             raise v.DeclarationError(
-                where, f"gangsched does not read this property (it reads: {', '.join(PROPERTIES)})"
+                where,
+                f"gangsched does not read this property (it reads: {', '.join(READ)})",
             )
         if setting.strip().lower() not in PROPERTIES[key]:
             raise v.DeclarationError(
                 where, f"{setting!r} cannot be honoured (gangsched reads: {', '.join(PROPERTIES[key])})"
             )
-    return properties.get("preemption.policy", "default").strip().lower() != "disabled"
+    return properties.get("preemption.policy", "default").strip().lower() != "disabled", delay
+
+
+def go_duration(text: str, field: str) -> float:
+    """Seconds of a positive Go duration (``time.ParseDuration``: ``30s``, ``1m30s``, ``1.5h``,
+    ``500ms``), as YuniKorn's ``convertDelay`` reads ``preemption.delay``."""
+    body = text.strip()
+    sign = -1.0 if body.startswith("-") else 1.0
+    body = body[1:] if body[:1] in ("+", "-") else body
+    if body != "0" and not _DURATION.fullmatch(body):
+        raise v.DeclarationError(field, f"{text!r} is not a duration (such as '30s', '1m30s' or '500ms')")
+    seconds = sign * sum(
+        float(number) * _DURATION_UNITS[unit] for number, unit in _DURATION_PART.findall(body)
+    )
+    if seconds <= 0:
+        raise v.DeclarationError(field, f"{text!r}: the delay must be more than 0 (YuniKorn's rule)")
+    return seconds
 
 
 def _resources(value: Any, field: str) -> dict[str, int]:

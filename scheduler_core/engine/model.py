@@ -270,7 +270,10 @@ class Queue:
       holds once its siblings' guaranteed amounts are served (KAI's ``quota: -1``); ``guarantee``
       does not list them;
     - ``reclaimable``: whether what it borrowed may be taken back by reclaim;
-    - ``open``: a closed queue places nothing new (what runs keeps running).
+    - ``open``: a closed queue places nothing new (what runs keeps running);
+    - ``reclaim_delay_s``: how long a unit of this leaf queue waits before it reclaims beyond the
+      queue's guarantee (reclaim.py); None: ``EngineConfig.reclaim_delay_s``. Volcano queues
+      reclaim at once (0), YuniKorn's wait their ``preemption.delay``.
 
     Work is placed only in leaf queues; an inner queue aggregates its children.
     """
@@ -285,6 +288,7 @@ class Queue:
     open: bool = True
     weights: Mapping[str, float] = field(default_factory=dict)
     unlimited_guarantee: frozenset[str] = frozenset()
+    reclaim_delay_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

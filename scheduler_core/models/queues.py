@@ -55,6 +55,11 @@ class Queue(models.Model):
     reclaimable = models.BooleanField(default=True)
     open = models.BooleanField(default=True, help_text="A closed queue places nothing new.")
     cohort = models.BooleanField(default=False, help_text="Only groups queues (a Kueue Cohort).")
+    reclaim_delay_s = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Seconds its work waits before reclaiming beyond its guarantee; empty: the global delay.",
+    )
     source_format = models.CharField(max_length=32, blank=True, default="gangsched")
     declaration = models.JSONField(default=dict, blank=True, help_text="The object it was applied as.")
     extra = models.JSONField(default=dict, blank=True)
@@ -67,6 +72,10 @@ class Queue(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(weight__gt=0), name="queue_weight_positive"),
             models.CheckConstraint(condition=~Q(parent=models.F("pk")), name="queue_not_own_parent"),
+            models.CheckConstraint(
+                condition=Q(reclaim_delay_s__isnull=True) | Q(reclaim_delay_s__gte=0),
+                name="queue_reclaim_delay_not_negative",
+            ),
         ]
 
     def __str__(self) -> str:

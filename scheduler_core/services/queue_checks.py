@@ -246,6 +246,7 @@ def spec_of(queue: Queue, **changes: Any) -> QueueSpec:
         reclaimable=queue.reclaimable,
         open=queue.open,
         cohort=queue.cohort,
+        reclaim_delay_s=queue.reclaim_delay_s,
         extra=dict(queue.extra),
     )
     for key, value in changes.items():

@@ -120,7 +120,8 @@ class _Loop(EngineView):
         self.deadlines: list[tuple[float, int, float]] = []
         self.wake: float | None = None
         beyond = self.queues and policy.config.reclaim == "fair-share"
-        self.reclaim_due = ReclaimDue(policy.config.reclaim_delay_s if beyond else 0.0)
+        delays = {queue.name: queue.reclaim_delay_s for queue in self.queues}
+        self.reclaim_due = ReclaimDue(policy.config.reclaim_delay_s, delays) if beyond else ReclaimDue(0.0)
         self.clock = 0.0
         self.useful = np.zeros(len(self.resources))
         self.held = np.zeros(len(self.resources))
@@ -235,7 +236,7 @@ class _Loop(EngineView):
                 self.next_arrival += 1
                 self._advance(float(arrival))
                 job = self._arrive(index)
-                self.reclaim_due.arrived(index, float(arrival))
+                self.reclaim_due.arrived(index, float(arrival), self.trace.jobs[index].queue)
                 changed = changed or self._could_place(job)
 
     def _waiting(self, index: int) -> bool:  # submitted, not running, not finished

@@ -39,6 +39,9 @@ class QueueSpec:
     # Kueue: a Cohort only groups queues (no work is submitted to it); Volcano/KAI parents are
     # queues too. Gangs may name only leaf queues that are not cohorts.
     cohort: bool = False
+    # How long its units wait before reclaiming beyond its guarantee, in seconds; None: the
+    # global ``GANGSCHED_RECLAIM_DELAY_S``. Volcano: 0 (at once); YuniKorn: ``preemption.delay``.
+    reclaim_delay_s: float | None = None
     # Fields from the source a reader should see on the Queues page, e.g. Kueue's flavor per
     # resource ({"nvidia.com/gpu": "a100"}).
     extra: dict[str, Any] = field(default_factory=dict)

@@ -108,6 +108,37 @@ def test_volcano_reclaims_for_a_queue_below_its_deserved_share():
     assert Gang.objects.get(name="old").satisfied  # never below q1's own fair share
 
 
+def test_volcano_queues_reclaim_at_once_for_each_queue_below_its_share():
+    """Volcano ``test/e2e/schedulingaction/reclaim.go``, "Reclaim Case 10: Multi reclaimed
+    queue": four queues of equal weight on four 1-CPU nodes; q1's and q2's jobs (min 1, 2 pods)
+    fill the cluster, then a 1-pod job arrives in q3 and one in q4, and each takes a slot back
+    in the same scheduling round (Volcano's proportion plugin reclaims with no delay): a Volcano
+    queue's reclaim delay is 0, not ``GANGSCHED_RECLAIM_DELAY_S``. The queues in the e2e are
+    ``default`` and ``reclaim-q2..4``; here q1..q4."""
+    make_nodes(4, cpu=1)
+    for name in ("q1", "q2", "q3", "q4"):
+        apply(VOLCANO_QUEUE.format(name=name, spec="weight: 1"))
+    apply(volcano_job("reclaim-j1", "ns1", "q1", 2, "1").replace("minMember: 2", "minMember: 1"))
+    apply(volcano_job("reclaim-j2", "ns2", "q2", 2, "1").replace("minMember: 2", "minMember: 1"))
+    cycle_run(holder="test")
+    assert bound("ns1") == 2 and bound("ns2") == 2
+
+    apply(volcano_job("reclaim-j3", "ns3", "q3", 1, "1"))
+    apply(volcano_job("reclaim-j4", "ns4", "q4", 1, "1"))
+    cycle_run(holder="test")  # both reclaim at once: one of j1's pods and one of j2's go
+    cycle_run(holder="test")  # the room is free: both bind
+
+    assert bound("ns3") == 1 and bound("ns4") == 1
+    holding = Member.objects.filter(node__isnull=False).exclude(phase="Failed")
+    assert holding.filter(namespace="ns1").count() == 1 and holding.filter(namespace="ns2").count() == 1
+    reclaims = [
+        event.details for event in GangEvent.objects.filter(kind="explained", details__has_key="from")
+    ]
+    assert sorted(details["queue"] for details in reclaims) == ["q3", "q4"]
+    assert sorted(details["from"][0]["queue"] for details in reclaims) == ["q1", "q2"]  # a slot each
+    assert Gang.objects.get(name="reclaim-j1").satisfied and Gang.objects.get(name="reclaim-j2").satisfied
+
+
 KUEUE = """
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor

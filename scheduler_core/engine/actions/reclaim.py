@@ -9,13 +9,13 @@ one of two rules:
   common ancestor), counting the victims before as gone, as Kueue (reclaimWithinCohort) and
   KAI-Scheduler do. Its queue then holds no more than its fair share (which is at least
   ``min(demand, guarantee)``), so its victims' queues can never reclaim back from it.
-- **Up to its fair share**, after ``EngineConfig.reclaim_delay_s``: a unit that would take its
-  queue beyond its guarantee reclaims only once it has waited that long since it was created
-  (YuniKorn's ``preemption.delay``: running work often ends by itself in that time, and a fair
-  share moves as demand comes and goes), only if its queue is below its fair share (share ratio
-  < 1, ``fairshare.ratios``) and stays within it once the unit is placed, and only from work
-  of queues over their fair share whose queues stay at or over it once taken: every queue on
-  the victim's path below the common ancestor with the unit's queue. The victim queue, still at
+- **Up to its fair share**, after its queue's delay (``reclaim_delay``): a unit that would
+  take its queue beyond its guarantee reclaims only once it has waited that long since it was
+  created (YuniKorn's ``preemption.delay``: running work often ends by itself in that time, and
+  a fair share moves as demand comes and goes), only if its queue is below its fair share
+  (share ratio < 1, ``fairshare.ratios``) and stays within it once the unit is placed, and only
+  from work of queues over their fair share whose queues stay at or over it once taken: every
+  queue on the victim's path below the common ancestor with the unit's queue. The victim queue, still at
   or over its share, can never reclaim back (no ping-pong). This is what Kueue and KAI do not
   do (KAI-Scheduler #1934): a team without a guarantee gets a fair part of what is above the
   guarantees, instead of whatever it holds when the others arrive.
@@ -77,7 +77,7 @@ def reclaim(session: Session, unit: Unit) -> bool:
     rule = "guarantee" if guaranteed else "fair-share"
     need = _need(session, unit)
     if rule == "fair-share":
-        if ledger.ratios[queue] >= 1.0 or session.now - unit.created < session.config.reclaim_delay_s:
+        if ledger.ratios[queue] >= 1.0 or session.now - unit.created < reclaim_delay(session, queue):
             return False
         if ledger.ratio_after(queue, need) > 1.0 + 1e-9:
             return False  # placed, it would be over its fair share: its victims would reclaim back
@@ -116,6 +116,14 @@ def reclaim(session: Session, unit: Unit) -> bool:
         return False
     _commit(session, unit, queue, chosen, rule)
     return True
+
+
+def reclaim_delay(session: Session, queue: int) -> float:
+    """How long a unit of leaf ``queue`` waits before reclaiming beyond its guarantee: the
+    queue's own delay (a Volcano queue reclaims at once, a YuniKorn queue after its
+    ``preemption.delay``), else ``EngineConfig.reclaim_delay_s``."""
+    own = session.queues.tree.queues[queue].reclaim_delay_s
+    return session.config.reclaim_delay_s if own is None else own
 
 
 def _within_guarantee(session: Session, queue: int, unit: Unit) -> bool:

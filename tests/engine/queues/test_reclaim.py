@@ -191,6 +191,28 @@ def test_reclaim_beyond_the_guarantee_waits_for_the_delay():
     assert none.evictions == []  # guarantee-only reclaim never takes b beyond its guarantee, 0
 
 
+def test_a_queue_s_own_reclaim_delay_overrides_the_config_s():
+    """A leaf queue's ``reclaim_delay_s`` is the delay its units wait before reclaiming beyond its
+    guarantee: 0 (a Volcano queue) reclaims in the first cycle, 30 (YuniKorn's default
+    ``preemption.delay``) after 30 s though the config says 120; None keeps the config's."""
+
+    def world(created: float, delay: float | None):
+        a, pa = filled("a", 8)
+        b = gang("ns/b0", 2, queue="b", created=created)
+        return with_queues(
+            snapshot(nodes(2, cpu=32, memory=64, gpu=4), [*pa, *members("ns/b0", 2, gpu=1)], [*a, b]),
+            queue("a"),
+            queue("b", reclaim_delay_s=delay),
+        )
+
+    config = EngineConfig(reclaim_delay_s=120.0)
+    at_once = run_cycle(world(NOW, 0.0), NOW, config)
+    assert sorted(e.gang for e in at_once.evictions) == ["ns/a6", "ns/a7"]
+    assert run_cycle(world(NOW - 29, 30.0), NOW, config).evictions == []
+    assert len(run_cycle(world(NOW - 30, 30.0), NOW, config).evictions) == 2
+    assert run_cycle(world(NOW - 30, None), NOW, config).evictions == []  # the config's 120 s
+
+
 def test_gpus_as_words():
     """The amount a victim queue is over by is written as Kubernetes writes it."""
     world = world_full_of_a(1, 3)
