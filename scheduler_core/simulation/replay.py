@@ -17,10 +17,9 @@ The loop, for one policy:
 5. The replay stops when no event is left and nothing can progress, or at the virtual time cap.
 
 The engine sees every pod that holds resources and the first ``queue_window`` pending jobs in
-its own queue order (priority, rank, submission, trace order), not the whole backlog: a scheduler
-looking at a bounded queue, like Slurm's ``bf_max_job_test``. When a cycle started jobs while
-jobs were left out, the next tick runs a cycle too, so the backlog moves up without waiting for
-an event.
+its own queue order (priority, rank, submission, trace order), not the whole backlog, as Slurm's
+``bf_max_job_test`` bounds its queue. When a cycle started jobs while jobs were left out, the
+next tick runs a cycle too, so the backlog moves up without waiting for an event.
 
 This module is the loop and its events; ``engine_view.py`` builds each cycle's snapshot and
 carries its result back into the jobs (``jobs.py``), ``bounds.py`` proves which jobs of the window
@@ -119,8 +118,8 @@ class _Loop(EngineView):
         self.permit_timeout = policy.permit_timeout_s
         self.deadlines: list[tuple[float, int, float]] = []
         self.wake: float | None = None
-        beyond = self.queues and policy.config.reclaim == "fair-share"
         delays = {queue.name: queue.reclaim_delay_s for queue in self.queues}
+        beyond = self.queues and policy.config.reclaim == "fair-share"  # 0: reclaim never waits
         self.reclaim_due = ReclaimDue(policy.config.reclaim_delay_s, delays) if beyond else ReclaimDue(0.0)
         self.clock = 0.0
         self.useful = np.zeros(len(self.resources))

@@ -132,7 +132,9 @@ def test_the_sigterm_make_passes_on_is_not_a_second_one(run, tmp_path):
 CHILD = """
 import signal, sys, time
 def stop(signum, frame):
-    print("child: got", signal.Signals(signum).name, flush=True)
+    # One write per line: the supervisor writes to the same pipe at the same moment.
+    sys.stdout.write("child: got " + signal.Signals(signum).name + chr(10))
+    sys.stdout.flush()
     time.sleep(1)
     print("child: stopped cleanly", flush=True)
     sys.exit(0)
