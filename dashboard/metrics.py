@@ -54,12 +54,12 @@ from scheduler_core.models import (
     SchedulerLease,
     SchedulingCycle,
 )
+from scheduler_core.models.gangs import waiting_q
 from scheduler_core.models.history import BindState, IntentState
 from scheduler_core.services.lease import SCHEDULER
 
 #: Upper bounds of the cycle histogram, in seconds: the engine's p99 target is 1 s.
 CYCLE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
-WAITING_PHASES = (GangPhase.PENDING.value, GangPhase.SCHEDULING.value)
 DEFAULT_ALLOW = "127.0.0.1,::1"
 
 
@@ -121,12 +121,13 @@ class SchedulerCollector:
         for phase in GangPhase:
             gangs.add_metric([phase.value], counts.get(phase.value, 0))
         yield gangs
+        waiting = Gang.objects.filter(waiting_q()).aggregate(n=Count("id"), oldest=Min("created"))
         yield GaugeMetricFamily(
             "gangsched_pending_gangs",
-            "Gangs waiting to be placed (Pending or Scheduling).",
-            value=sum(counts.get(phase, 0) for phase in WAITING_PHASES),
+            "Gangs waiting to be placed (Pending, or Scheduling and not satisfied yet).",
+            value=waiting["n"],
         )
-        oldest = Gang.objects.filter(phase__in=WAITING_PHASES).aggregate(oldest=Min("created"))["oldest"]
+        oldest = waiting["oldest"]
         yield GaugeMetricFamily(
             "gangsched_oldest_pending_gang_age_seconds",
             "Seconds since the oldest waiting gang was created (0 when none waits).",

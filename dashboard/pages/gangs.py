@@ -14,6 +14,7 @@ from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import GangEventKind
+from scheduler_core.models.gangs import waiting_q
 from scheduler_core.reads import selectors as shared
 from scheduler_core.reads.timeouts import gang_timeout
 from scheduler_core.reads.topology import gang_topology
@@ -54,6 +55,10 @@ def gang_filter(gangs, params) -> tuple:
     states = [s for s in params.getlist("state") if s in PHASES]
     if states:
         gangs = gangs.filter(phase__in=states)
+    if params.get("waiting") == "1":
+        # The Queues page's counts link here: the same gangs they count.
+        gangs = gangs.filter(waiting_q())
+        applied["waiting"] = "1"
     for field in FILTERS:
         value = params.get(field, "").strip()
         if value:

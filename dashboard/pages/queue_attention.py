@@ -28,14 +28,12 @@ from datetime import datetime
 from django.conf import settings
 
 from dashboard.api.permissions import sees_all_gangs
-from scheduler_core.engine.model import GangPhase
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.engine.queue import declared_work
 from scheduler_core.models import LocalQueue, Member
-from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
+from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, waiting_q
 from scheduler_core.reads.queue_figures import QueueFigures
 
-WAITING = (GangPhase.PENDING.value, GangPhase.SCHEDULING.value)
 HIDDEN_RESOURCES = {"pods"}
 #: Gangs listed per queue on the Queues page; the rest are counted and linked.
 LIST_LIMIT = 10
@@ -95,7 +93,7 @@ def _waiting_gangs() -> list[dict]:
     it either)."""
     gangs: dict[int, dict] = {}
     rows = Member.objects.filter(
-        gang__phase__in=WAITING, gang__provisional=False, phase__in=ACTIVE_MEMBER_PHASES
+        waiting_q("gang__"), gang__provisional=False, phase__in=ACTIVE_MEMBER_PHASES
     ).values_list(
         "gang_id", "gang__namespace", "gang__name", "gang__queue", "gang__priority", "gang__created",
         "gang__group_id", "gang__submitter", "gang__reason", "gang__message", "priority", "requests",

@@ -16,13 +16,12 @@ from django.db.models import Count
 
 from dashboard.api.permissions import queue_figures_visible
 from dashboard.api.selectors import gang_visible
-from scheduler_core.engine.model import GangPhase
 from scheduler_core.engine.quantity import display_quantity, format_quantity
 from scheduler_core.models import LocalQueue, QueueSample
+from scheduler_core.models.gangs import waiting_q
 from scheduler_core.reads.queue_figures import QueueFigures, latest_samples
 
 CHART_MINUTES = 60
-WAITING = (GangPhase.PENDING.value, GangPhase.SCHEDULING.value)
 #: Resources a queue's bars leave out (counted, never contended for by tenants).
 HIDDEN_RESOURCES = {"pods"}
 
@@ -79,7 +78,7 @@ def _resources(figures: QueueFigures, sample: QueueSample | None) -> list[str]:
 
 
 def waiting_gangs(user, figures: dict[str, QueueFigures], local: dict | None = None) -> Counter:
-    """Gangs waiting to be placed (Pending or Scheduling) per queue, its subtree's included,
+    """Gangs waiting to be placed (``waiting_q``) per queue, its subtree's included,
     counting only the gangs ``user`` may see (``gang_visible``: a submitter's own). ``local``:
     the LocalQueues, (namespace, name) -> ClusterQueue, when the caller read them."""
     if local is None:
@@ -91,7 +90,7 @@ def waiting_gangs(user, figures: dict[str, QueueFigures], local: dict | None = N
         }
     rows = (
         gang_visible(user=user)
-        .filter(phase__in=WAITING)
+        .filter(waiting_q())
         .order_by()
         .values_list("namespace", "queue")
         .annotate(n=Count("id"))

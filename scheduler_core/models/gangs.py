@@ -51,6 +51,17 @@ class MemberPhase(models.TextChoices):
 #: Member phases whose pods hold (or will hold) capacity: the pods a snapshot carries.
 ACTIVE_MEMBER_PHASES = (MemberPhase.PENDING, MemberPhase.RUNNING)
 
+#: Gang phases of a gang not placed yet (with ``satisfied`` false: see ``waiting_q``).
+WAITING_PHASES = (GangPhase.PENDING.value, GangPhase.SCHEDULING.value)
+
+
+def waiting_q(prefix: str = "") -> Q:
+    """Gangs waiting to be placed: Pending, or Scheduling and not satisfied yet. A satisfied gang
+    stays Scheduling until its pods run, but it holds its nodes and waits for nothing from its
+    queue (Kueue counts such a workload admitted, not pending), so queue lanes, waiting counts and
+    the pending-gangs metric leave it out. ``prefix``: the path to the gang, e.g. ``"gang__"``."""
+    return Q(**{f"{prefix}phase__in": WAITING_PHASES, f"{prefix}satisfied": False})
+
 
 class GangGroup(models.Model):
     """Gangs that must all be satisfied together (Koordinator's gang-group annotation).

@@ -77,7 +77,7 @@ def test_the_tree_is_indented_with_bars_marks_and_the_chart(as_olga, tree):
     assert 'data-max="8"' in ml and "max 8" in ml  # the bar spans the max
     assert "queue-open" in nlp and 'data-state="Open"' in nlp
     assert 'href="?chart=nlp#queue-chart"' in nlp
-    assert 'href="/gangs/?queue=nlp&amp;state=Pending&amp;state=Scheduling"' in nlp
+    assert 'href="/gangs/?queue=nlp&amp;waiting=1"' in nlp
     assert '<a href="/queues/"' in html and "aria-current" in html  # in the nav
     assert "js/queues.js" in html
     chart = as_olga.get("/queues/?chart=nlp").context["chart"]
@@ -104,6 +104,22 @@ def test_a_local_queue_s_gangs_count_in_its_cluster_queue(as_olga, tree):
     make_gang("lab", "resnet", submitter="olga", queue="main")
     rows = {row["name"]: row for row in as_olga.get("/queues/live/").json()["queues"]}
     assert rows["cv"]["waiting_gangs"] == 1 and rows["ml"]["waiting_gangs"] == 3
+
+
+def test_a_satisfied_gang_whose_pods_start_waits_no_more(as_olga, tree):
+    """A satisfied gang stays Scheduling until its pods run, but it holds its nodes: it leaves the
+    count, the lane and the pending-gangs metric, and the count's link lists what it counts."""
+    Gang.objects.filter(name="gpt").update(phase="Scheduling", satisfied=True)
+    Gang.objects.filter(name="bert").update(phase="Scheduling")  # reserving, not satisfied
+    live = as_olga.get("/queues/live/").json()
+    rows = {row["name"]: row for row in live["queues"]}
+    assert rows["nlp"]["waiting_gangs"] == 1 and rows["ml"]["waiting_gangs"] == 1
+    assert "ml/bert" in live["pending_html"] and "ml/gpt" not in live["pending_html"]
+    listed = as_olga.get("/gangs/?queue=nlp&waiting=1").content.decode()
+    assert "ml/bert" in listed and "ml/gpt" not in listed
+    assert 'name="waiting" value="1" checked' in listed
+    both = as_olga.get("/gangs/?queue=nlp").content.decode()
+    assert "ml/bert" in both and "ml/gpt" in both
 
 
 def test_the_live_json_carries_the_bars(as_alice, tree):

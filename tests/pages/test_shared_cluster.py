@@ -134,7 +134,7 @@ def test_the_list_is_cut_after_ten_with_a_link_to_the_rest(as_olga, shared):
     lane = pending(as_olga, "cv")
     assert len(lane["gangs"]) == 10 and lane["more"] == 1
     html = as_olga.get("/queues/").content.decode()
-    assert 'href="/gangs/?queue=cv&amp;state=Pending&amp;state=Scheduling">1 more</a>' in html
+    assert 'href="/gangs/?queue=cv&amp;waiting=1">1 more</a>' in html
 
 
 def test_the_overview_card_lists_the_queues_needing_attention(as_olga, shared):

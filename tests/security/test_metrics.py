@@ -44,6 +44,8 @@ def test_the_figures_come_from_the_database(client):
     timed_out = make_gang("ml", "late", pods=1)
     Gang.objects.filter(pk=timed_out.pk).update(phase="TimedOut")
     GangEvent.objects.create(gang=timed_out, kind="timed_out")
+    starting = make_gang("ml", "starting", pods=1)  # satisfied: bound, its pods not running yet
+    Gang.objects.filter(pk=starting.pk).update(phase="Scheduling", satisfied=True, created=now - timedelta(hours=1))
     members = list(running.members.all()) + list(waiting.members.all())
     for member, state in zip(members, ["bound", "bound", "bound", "failed", "pending"], strict=True):
         BindJournal.objects.create(member=member, gang=member.gang, node="n1", epoch=1, state=state)
@@ -71,7 +73,8 @@ def test_the_figures_come_from_the_database(client):
     assert samples[("gangsched_gangs", (("phase", "Pending"),))] == 1
     assert samples[("gangsched_gangs", (("phase", "Running"),))] == 1
     assert samples[("gangsched_gangs", (("phase", "TimedOut"),))] == 1
-    assert samples[("gangsched_pending_gangs", ())] == 1
+    assert samples[("gangsched_gangs", (("phase", "Scheduling"),))] == 1
+    assert samples[("gangsched_pending_gangs", ())] == 1  # not the satisfied one
     assert 120 <= samples[("gangsched_oldest_pending_gang_age_seconds", ())] < 180
     assert samples[("gangsched_gang_timeouts_total", ())] == 1
     assert samples[("gangsched_scheduler_lease_held", (("holder", "w1:42"),))] == 1
