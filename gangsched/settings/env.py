@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -55,6 +56,26 @@ def parse_seconds(name: str, value: str | None, default: float) -> float:
     if not math.isfinite(seconds) or seconds < 0:
         raise ImproperlyConfigured(f"{name}={value!r} must be a finite number of seconds, 0 or more")
     return seconds
+
+
+_SCHEDULER_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+def parse_scheduler_aliases(name: str, value: str | None, primary: str) -> list[str]:
+    """Other schedulerNames whose pods gangsched takes, comma-separated. Each must be a name a
+    pod can carry (a DNS subdomain), and not ``default-scheduler``: gangsched would then take
+    every pod that names no scheduler, which kube-scheduler is there for."""
+    aliases = []
+    for item in parse_list(value, ""):
+        if not _SCHEDULER_NAME.fullmatch(item):
+            raise ImproperlyConfigured(f"{name}: {item!r} is not a scheduler name (a DNS subdomain)")
+        if item == "default-scheduler":
+            raise ImproperlyConfigured(
+                f"{name}: 'default-scheduler' would take every pod that names no scheduler"
+            )
+        if item != primary and item not in aliases:
+            aliases.append(item)
+    return aliases
 
 
 def parse_networks(name: str, value: str | None) -> list[str]:

@@ -4,12 +4,17 @@ import os
 
 from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S, DEFAULT_RECLAIM_DELAY_S
 
-from .env import parse_cluster_backend, parse_seconds
+from .env import parse_cluster_backend, parse_scheduler_aliases, parse_seconds
 
 # Which cluster the scheduler binds pods on: "simulated" (in-process, the default) or "kubernetes".
 CLUSTER_BACKEND = parse_cluster_backend(os.environ.get("CLUSTER_BACKEND"))
 # The schedulerName pods set to be scheduled by gangsched on a real cluster.
 GANGSCHED_SCHEDULER_NAME = os.environ.get("GANGSCHED_SCHEDULER_NAME", "gangsched")
+# Other schedulerNames whose pods gangsched takes as its own, in place of that scheduler (which
+# must not run): e.g. "volcano" where KubeRay or LeaderWorkerSet write it into the pods they make.
+GANGSCHED_SCHEDULER_ALIASES = parse_scheduler_aliases(
+    "GANGSCHED_SCHEDULER_ALIASES", os.environ.get("GANGSCHED_SCHEDULER_ALIASES"), GANGSCHED_SCHEDULER_NAME
+)
 
 # The Kubernetes backend (scheduler_core/cluster/kube/). The API server is found from KUBECONFIG
 # (or ~/.kube/config), else the pod's service account. Client rate limits as kube-scheduler's

@@ -4,7 +4,7 @@
 |---|---|---|
 | PodGroup ``spec.minMember`` | min_member | required |
 | PodGroup ``spec.minResources`` | min_resources | none |
-| PodGroup ``spec.scheduleTimeoutSeconds`` | wait_seconds | 60 s (the plugin's permitWaitingTimeSeconds) |
+| PodGroup ``spec.scheduleTimeoutSeconds`` | wait_seconds | 60 s (permitWaitingTimeSeconds); also for 0 |
 | PodGroup Koordinator annotations | override the fields above | - |
 | PodGroup KAI / Kueue topology annotations (``topology_keys.py``) | topology constraint | none |
 | pod label ``scheduling.x-k8s.io/pod-group`` | the pod's gang (a PodGroup) | - |
@@ -57,8 +57,9 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         name=name,
         min_member=v.member_count(spec.get("minMember"), v.join(spec_field, "minMember")),
         min_resources=v.resources(spec.get("minResources"), v.join(spec_field, "minResources")),
+        # 0 is what mpi-operator writes on the PodGroup it makes for an MPIJob that sets none.
         wait_seconds=DEFAULT_WAIT_SECONDS
-        if timeout is None
+        if timeout is None or (type(timeout) is int and timeout == 0)
         else v.wait_seconds(timeout, v.join(spec_field, "scheduleTimeoutSeconds")),
         source_format=SOURCE,
         declaration=manifest.obj,

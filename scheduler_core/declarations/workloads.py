@@ -39,6 +39,11 @@ def scheduler_name() -> str:
     return getattr(settings, "GANGSCHED_SCHEDULER_NAME", "gangsched")
 
 
+def is_ours(chosen: str) -> bool:
+    """A pod's schedulerName names gangsched: its name or one of ``GANGSCHED_SCHEDULER_ALIASES``."""
+    return chosen == scheduler_name() or chosen in getattr(settings, "GANGSCHED_SCHEDULER_ALIASES", ())
+
+
 def priority_of(spec: dict[str, Any], field: str) -> int | None:
     """``priority`` or ``priorityClassName`` (both: they must agree, as Kubernetes' admission
     requires); None when neither is given. Classes resolve as ``cluster.priority_resolve`` says:
@@ -106,7 +111,7 @@ def pod_spec(
         raise v.DeclarationError(
             v.join(spec_field, "schedulerName"), f"must be a string, not {v.kind_of(chosen)}"
         )
-    if chosen != scheduler_name() and gang is None:
+    if not is_ours(chosen) and gang is None:
         raise v.DeclarationError(
             v.join(spec_field, "schedulerName"),
             f"pod {namespace}/{name} belongs to scheduler {chosen!r}: set schedulerName: {scheduler_name()} "

@@ -147,9 +147,16 @@ def test_quantities_are_capped():
     assert error.field == "spec.minResources.cpu"
 
 
-@pytest.mark.parametrize("value", [0, -5, 7 * 24 * 3600 + 1, "60", 1.5])
+@pytest.mark.parametrize("value", [-5, 7 * 24 * 3600 + 1, "60", 1.5, False])
 def test_schedule_timeout_is_positive_and_bounded(value):
     assert refused([podgroup(scheduleTimeoutSeconds=value)]).field == "spec.scheduleTimeoutSeconds"
+
+
+def test_a_schedule_timeout_of_0_is_the_default_wait():
+    """mpi-operator writes 0 on the PodGroup it makes when the MPIJob sets no timeout
+    (kubeflow/mpi-operator ``pkg/controller/podgroup.go``, ``newPodGroup``): the plugin's default."""
+    manifests_apply([podgroup(scheduleTimeoutSeconds=0)])
+    assert Gang.objects.get().wait_seconds == 60
 
 
 @pytest.mark.parametrize("value", ["0s", "-5s", "forever", "8d", "200h", "5", "1e3s", ""])

@@ -309,6 +309,7 @@ def test_the_cluster_role_grants_what_a_scheduler_does_and_no_more():
         ("scheduling.x-k8s.io", "podgroups/status", "patch"),
         ("scheduling.volcano.sh", "podgroups", "watch"),
         ("batch.volcano.sh", "jobs", "watch"),
+        ("scheduling.run.ai", "podgroups", "watch"),
         ("scheduling.k8s.io", "workloads", "watch"),
         ("scheduling.k8s.io", "podgroups/status", "patch"),
         ("scheduling.k8s.io", "priorityclasses", "list"),
@@ -320,6 +321,7 @@ def test_the_cluster_role_grants_what_a_scheduler_does_and_no_more():
         ("", "nodes", "patch"),
         ("", "secrets", "get"),
         ("scheduling.x-k8s.io", "podgroups", "update"),  # the spec is the user's
+        ("scheduling.run.ai", "podgroups/status", "patch"),  # KAI writes its own
         ("coordination.k8s.io", "leases", "create"),  # only in its own namespace (the Role)
     ]:
         assert not grants(rules, group, resource, verb), f"grants {verb} {resource}.{group}"

@@ -45,7 +45,9 @@ def test_the_figures_come_from_the_database(client):
     Gang.objects.filter(pk=timed_out.pk).update(phase="TimedOut")
     GangEvent.objects.create(gang=timed_out, kind="timed_out")
     starting = make_gang("ml", "starting", pods=1)  # satisfied: bound, its pods not running yet
-    Gang.objects.filter(pk=starting.pk).update(phase="Scheduling", satisfied=True, created=now - timedelta(hours=1))
+    Gang.objects.filter(pk=starting.pk).update(
+        phase="Scheduling", satisfied=True, created=now - timedelta(hours=1)
+    )
     members = list(running.members.all()) + list(waiting.members.all())
     for member, state in zip(members, ["bound", "bound", "bound", "failed", "pending"], strict=True):
         BindJournal.objects.create(member=member, gang=member.gang, node="n1", epoch=1, state=state)

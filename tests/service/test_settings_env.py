@@ -1,7 +1,13 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from gangsched.settings.env import parse_bool, parse_cluster_backend, parse_list, parse_seconds
+from gangsched.settings.env import (
+    parse_bool,
+    parse_cluster_backend,
+    parse_list,
+    parse_scheduler_aliases,
+    parse_seconds,
+)
 from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S
 from scheduler_core.services.cycle import engine_config
 
@@ -53,3 +59,17 @@ def test_the_cycle_uses_the_overtake_limit_setting(settings):
     assert engine_config().overtake_limit_s == DEFAULT_OVERTAKE_LIMIT_S
     settings.GANGSCHED_OVERTAKE_LIMIT_S = 0.0
     assert engine_config().overtake_limit_s == 0.0
+
+
+def test_scheduler_aliases_are_names_other_than_gangsched_s_own():
+    assert parse_scheduler_aliases("A", None, "gangsched") == []
+    assert parse_scheduler_aliases("A", "volcano, gangsched,volcano,kai-scheduler", "gangsched") == [
+        "volcano",
+        "kai-scheduler",
+    ]
+
+
+@pytest.mark.parametrize("value", ["default-scheduler", "Volcano", "bad name", "-x"])
+def test_a_scheduler_alias_that_would_take_the_wrong_pods_is_an_error(value):
+    with pytest.raises(ImproperlyConfigured, match=r"GANGSCHED_SCHEDULER_ALIASES: "):
+        parse_scheduler_aliases("GANGSCHED_SCHEDULER_ALIASES", value, "gangsched")

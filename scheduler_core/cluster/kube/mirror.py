@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -30,6 +31,8 @@ from django.utils.dateparse import parse_datetime
 # are theirs: watched objects become writes through the declarations and the services. It
 # stays in cluster/kube/ beside the watch and client it runs on.
 from scheduler_core.declarations.apply import manifests_apply
+from scheduler_core.declarations.documents import Manifest
+from scheduler_core.declarations.registry import manifest_load
 from scheduler_core.models import Gang, Member, MemberPhase, Node
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services import delete, lifecycle, nodes
@@ -91,7 +94,9 @@ class NodeMirror:
 class PodMirror:
     """Pods -> Member rows (gangsched's own pods) and Node.external_usage (everyone else's).
 
-    gangsched's pods are the ones whose ``spec.schedulerName`` is ours; the first sight of one
+    gangsched's pods are the ones whose ``spec.schedulerName`` is ours (its name or one of its
+    aliases, ``GANGSCHED_SCHEDULER_ALIASES``: the name an operator writes into the pods it makes,
+    where gangsched stands in for that scheduler); the first sight of one
     goes through ``manifests_apply`` like a submitted pod, so its labels and annotations put it
     in its gang. Placeholder pods (ours too) are never declared: a reservation's is counted as
     the reservation it stands for, a YuniKorn placeholder's as its member's row, which
@@ -101,8 +106,15 @@ class PodMirror:
 
     kind = "Pod"
 
-    def __init__(self, *, scheduler_name: str, refused: Refused = _quiet_refusal, backend=None) -> None:
-        self.scheduler_name = scheduler_name
+    def __init__(
+        self,
+        *,
+        scheduler_name: str,
+        aliases: Iterable[str] = (),
+        refused: Refused = _quiet_refusal,
+        backend=None,
+    ) -> None:
+        self.scheduler_names = frozenset({scheduler_name, *aliases})
         self.refused = refused
         self.backend = backend
         self._external: dict[tuple[str, str], tuple[str, dict[str, int]]] = {}
@@ -133,11 +145,11 @@ class PodMirror:
 
     def _ours(self, obj: Mapping[str, Any]) -> bool:
         spec = obj.get("spec") or {}
-        return spec.get("schedulerName") == self.scheduler_name and not convert.is_placeholder(obj)
+        return spec.get("schedulerName") in self.scheduler_names and not convert.is_placeholder(obj)
 
     def _task_group_placeholder(self, obj: Mapping[str, Any]) -> bool:
         spec = obj.get("spec") or {}
-        return spec.get("schedulerName") == self.scheduler_name and convert.is_task_group_placeholder(obj)
+        return spec.get("schedulerName") in self.scheduler_names and convert.is_task_group_placeholder(obj)
 
     def _apply(self, event_type: str, obj: Mapping[str, Any], *, usage: bool) -> None:
         if convert.is_placeholder(obj):
@@ -309,10 +321,13 @@ class DeclarationMirror:
     def replace(self, objects: Iterable[Mapping[str, Any]]) -> None:
         seen = set()
         for obj in objects:
-            seen.add(convert.key_of(obj))
+            seen.update(self._gang_keys(obj))
             self.apply(ADDED, obj)
+        # A KAI PodGroup's subgroup gangs keep the PodGroup under "podGroup" in their declaration.
         declared = Gang.objects.filter(
-            declaration__kind=self.kind, declaration__apiVersion=self.api_version, provisional=False
+            Q(declaration__kind=self.kind, declaration__apiVersion=self.api_version)
+            | Q(declaration__podGroup__kind=self.kind, declaration__podGroup__apiVersion=self.api_version),
+            provisional=False,
         ).values_list("namespace", "name")
         for namespace, name in [key for key in declared if key not in seen]:
             self._forget(namespace, name)
@@ -320,7 +335,8 @@ class DeclarationMirror:
     def apply(self, event_type: str, obj: Mapping[str, Any]) -> None:
         namespace, name = convert.key_of(obj)
         if event_type == DELETED:
-            self._forget(namespace, name)
+            for gang_namespace, gang_name in self._gang_keys(obj):
+                self._forget(gang_namespace, gang_name)
             return
         try:
             manifests_apply([convert.declared_object(self.prepare(obj))], actor=CLUSTER)
@@ -328,6 +344,15 @@ class DeclarationMirror:
             reason = f"{error.field}: {error.reason}" if error.field else error.reason
             logger.warning("%s %s/%s refused: %s", self.kind, namespace, name, reason)
             self.refused(obj, reason)
+
+    def _gang_keys(self, obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The gangs the object declares: one of its own name, or one per leaf subgroup of a KAI
+        PodGroup. An object that cannot be read declared nothing but its name."""
+        try:
+            loaded = manifest_load(Manifest("", convert.declared_object(self.prepare(obj))))
+        except DeclarationError:
+            return [convert.key_of(obj)]
+        return [(gang.namespace, gang.name) for gang in loaded.gangs] or [convert.key_of(obj)]
 
     def _forget(self, namespace: str, name: str) -> None:
         """The object was deleted. Its gang goes once no pod is left in it; pods still there

@@ -6,7 +6,7 @@ writes PodGroup status and Events (``status``) and makes the placeholder pods ma
 reservations in the database. When it loses the Lease it stops its watches and clears the
 flag at once: a follower neither schedules nor writes to the cluster.
 
-Optional kinds (Volcano's PodGroup, the upstream Workload API) are watched only when the
+Optional kinds (Volcano's and KAI's PodGroups, the upstream Workload API) are watched only when the
 cluster serves their API; a cluster without them is not an error.
 """
 
@@ -58,6 +58,8 @@ DECLARATION_KINDS = (
     CustomKind("scheduling.k8s.io", "v1alpha1", "workloads", "Workload"),
     CustomKind("scheduling.k8s.io", "v1alpha2", "workloads", "Workload"),
     CustomKind("scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup"),
+    # KAI's podgrouper makes these for its pods' owners; KAI writes their status itself.
+    CustomKind("scheduling.run.ai", "v2alpha2", "podgroups", "PodGroup"),
 )
 VOLCANO_JOBS = CustomKind("batch.volcano.sh", "v1alpha1", "jobs", "Job")
 
@@ -70,6 +72,7 @@ class Watcher:
         identity_: str | None = None,
         namespace: str | None = None,
         scheduler_name: str | None = None,
+        aliases: list[str] | None = None,
         limiter: RateLimiter | None = None,
         duration_s: float | None = None,
         renew_s: float | None = None,
@@ -78,6 +81,7 @@ class Watcher:
         self.api = api
         self.identity = identity_ or identity()
         self.scheduler_name = scheduler_name or settings.GANGSCHED_SCHEDULER_NAME
+        self.aliases = settings.GANGSCHED_SCHEDULER_ALIASES if aliases is None else aliases
         self.limiter = limiter or rate_limiter()
         self.renew_s = renew_s or settings.GANGSCHED_LEASE_RENEW_S
         self.elector = LeaderElector(
@@ -159,7 +163,12 @@ class Watcher:
             Reflector(core.list_node, NodeMirror(), lock=lock, watch_timeout_s=self.watch_timeout_s),
             Reflector(
                 core.list_pod_for_all_namespaces,
-                PodMirror(scheduler_name=self.scheduler_name, refused=refused, backend=self.backend),
+                PodMirror(
+                    scheduler_name=self.scheduler_name,
+                    aliases=self.aliases,
+                    refused=refused,
+                    backend=self.backend,
+                ),
                 lock=lock,
                 watch_timeout_s=self.watch_timeout_s,
             ),
