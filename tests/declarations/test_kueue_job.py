@@ -97,6 +97,36 @@ def test_kueues_sample_job_with_generate_name_is_refused_as_kubectl_apply_refuse
     assert not Member.objects.exists()
 
 
+def test_kueues_sample_job_is_created_under_a_generated_name_as_kubectl_create_does(tmp_path):
+    """Kueue's docs run ``kubectl create -f sample-job.yaml``: each create makes a new Job
+    ``sample-job-<5 characters>`` (apimachinery's SimpleNameGenerator), its pods and its gang."""
+    apply_text(kueue_file("single-clusterqueue-setup.yaml"))
+    path = KUEUE / "sample-job.yaml"
+
+    first = run("create", "-f", str(path)).splitlines()
+    second = run("create", "-f", str(path)).splitlines()
+
+    names = [line.split()[0].split("/")[1] for line in (first[0], second[0])]
+    assert names[0] != names[1]
+    for name, lines in zip(names, (first, second), strict=True):
+        assert lines == [
+            f"job.batch/{name} created",
+            *(f"pod/{name}-{i} created" for i in range(3)),
+            f"gang default/{name} created",
+        ]
+        assert name.startswith("sample-job-") and len(name) == len("sample-job-") + 5
+        assert set(name[len("sample-job-") :]) <= set("bcdfghjklmnpqrstvwxz2456789")
+        gang = gang_of("default", name)
+        assert (gang.min_member, gang.queue, gang.source_format) == (3, "user-queue", "kueue-job")
+
+    named = tmp_path / "named.yaml"
+    named.write_text(kueue_file("quick-start-job.yaml"))
+    run("create", "-f", str(named))
+    with pytest.raises(CommandError, match=r'\(AlreadyExists\).*job.batch/sample-job already exists'):
+        run("create", "-f", str(named))
+    assert Gang.objects.filter(source_format="kueue-job").count() == 3  # the refused create wrote nothing
+
+
 def test_kueues_partial_admission_sample_needs_its_min_parallelism():
     """site/static/examples/jobs/sample-job-partial-admission.yaml: 20 pods, admitted from 5."""
     apply_text(kueue_file("sample-job-partial-admission.yaml"))

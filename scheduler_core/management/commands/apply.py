@@ -16,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from scheduler_core.cluster import get_backend
-from scheduler_core.declarations import DeclarationError, documents_parse, manifests_apply
+from scheduler_core.declarations import ApplyResult, DeclarationError, documents_parse, manifests_apply
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -58,9 +58,13 @@ class Command(BaseCommand):
             name = "<stdin>" if source == "-" else str(source)
             data = sys.stdin.buffer.read() if source == "-" else source.read_bytes()
             try:
-                result = manifests_apply(documents_parse(data), submitter=submitter)
+                result = self.load(data, submitter=submitter, name=name)
             except DeclarationError as error:
                 where = f"{name}: {error.field}" if error.field else name
                 raise CommandError(f"{where}: {error.reason}") from None
             for line in result.lines:
                 self.stdout.write(line)
+
+    def load(self, data: bytes, *, submitter: str, name: str) -> ApplyResult:
+        """One file's objects, applied in one transaction (``name``: the file, for messages)."""
+        return manifests_apply(documents_parse(data), submitter=submitter)
