@@ -49,7 +49,7 @@ from scheduler_core.models import RestartPolicy
 
 from . import validate as v
 from .documents import Manifest
-from .kueue import WORKLOAD_PRIORITY_CLASS, job_queue
+from .kueue import job_queue, workload_priority_refuse
 from .mpijob import template_gang_refuse
 from .spec import GangRef, GangSpec, Loaded, PodSpec
 from .topologies import label_key
@@ -78,13 +78,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         raise v.DeclarationError(
             v.join(spec_field, "suspend"), "gangsched holds no suspended JobSet: apply it when it is to run"
         )
-    labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
-    if WORKLOAD_PRIORITY_CLASS in labels:
-        raise v.DeclarationError(
-            v.join(meta_field, "labels", WORKLOAD_PRIORITY_CLASS),
-            "names a Kueue WorkloadPriorityClass, which gangsched does not read: "
-            "give the pod templates a priorityClassName (a PriorityClass) instead",
-        )
+    workload_priority_refuse(metadata, meta_field, "the pod templates")
     annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
     queue = job_queue(metadata, meta_field)
     jobs = _jobs(namespace, name, spec, spec_field, annotations, v.join(meta_field, "annotations"))

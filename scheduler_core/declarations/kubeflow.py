@@ -35,11 +35,12 @@ is the kind's (PyTorch and Paddle OnFailure, the others Never).
 
 Not played, refused naming the key: ``runPolicy.suspend: true`` (no pods until resumed),
 ``runPolicy.managedBy`` other than the training-operator, an ``elasticPolicy.metrics`` (an HPA
-resizing the workers), and Kueue's ``kueue.x-k8s.io/queue-name`` label (Kueue admits the job by
-suspending it). ``elasticPolicy`` min/maxReplicas are checked (min <= max, a Worker present) and
-change nothing here: upstream's PodGroup does not read them either. Kept in the declaration, not
-acted on: ``cleanPodPolicy``, ``ttlSecondsAfterFinished``, ``activeDeadlineSeconds``,
-``backoffLimit``, ``nprocPerNode``, TF's ``successPolicy``.
+resizing the workers). Kueue's ``kueue.x-k8s.io/queue-name`` label makes the job Kueue's
+(``kueue.managed_queue``): all its pods in that LocalQueue. ``elasticPolicy`` min/maxReplicas
+are checked (min <= max, a Worker present) and change nothing here: upstream's PodGroup does not
+read them either. Kept in the declaration, not acted on: ``cleanPodPolicy``,
+``ttlSecondsAfterFinished``, ``activeDeadlineSeconds``, ``backoffLimit``, ``nprocPerNode``, TF's
+``successPolicy``.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from . import kubeflow_checks as checks
 from . import validate as v
 from .cluster import priority_resolve
 from .documents import Manifest
+from .kueue import managed_queue
 from .spec import GangRef, GangSpec, Loaded, PodSpec
 from .workloads import PodReader, object_meta, owner_ask, pod_spec
 
@@ -62,7 +64,6 @@ LABEL = "training.kubeflow.org/"
 OPERATOR_NAME, JOB_NAME = f"{LABEL}operator-name", f"{LABEL}job-name"
 REPLICA_TYPE, REPLICA_INDEX, JOB_ROLE = f"{LABEL}replica-type", f"{LABEL}replica-index", f"{LABEL}job-role"
 POD_GROUP = "scheduling.x-k8s.io/pod-group"
-KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
 
 
@@ -128,13 +129,6 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     namespace, name, metadata = object_meta(manifest)
     checks.job_name_check(name, manifest.name_field)
     meta_field, spec_field = v.join(manifest.path, "metadata"), v.join(manifest.path, "spec")
-    labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
-    if KUEUE_QUEUE in labels:
-        raise v.DeclarationError(
-            v.join(meta_field, "labels", KUEUE_QUEUE),
-            f"gangsched does not play Kueue's admission of a {kind.kind}: "
-            "name the queue in spec.runPolicy.schedulingPolicy.queue instead",
-        )
     spec = v.mapping(manifest.obj.get("spec"), spec_field, optional=False)
     run_field = v.join(spec_field, "runPolicy")
     run = v.mapping(spec.get("runPolicy"), run_field)
@@ -149,7 +143,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         raise v.DeclarationError(
             v.join(spec_field, kind.specs_key), f"a {kind.kind} needs at least one replica"
         )
-    gang = _gang(kind, namespace, name, total, run, run_field, manifest)
+    gang = _gang(kind, namespace, name, total, run, run_field, manifest, metadata, meta_field)
     ref = GangRef(
         namespace, name, kind.source, manifest.name_field, queue=gang.queue, queue_field=gang.queue_field
     )
@@ -219,9 +213,10 @@ def _replica(kind: Kind, name: str, field: str, value: Any) -> Replica:
     return Replica(name, field, count, restart, metadata, pod, template_field)
 
 
-def _gang(kind, namespace, name, total, run, run_field, manifest) -> GangSpec:
+def _gang(kind, namespace, name, total, run, run_field, manifest, metadata, meta_field) -> GangSpec:
     field = v.join(run_field, "schedulingPolicy")
     policy = v.mapping(run.get("schedulingPolicy"), field)
+    kueue = managed_queue(metadata, meta_field, policy, field, kind.kind)
     min_member = total
     if policy.get("minAvailable") is not None:
         min_member = v.member_count(policy["minAvailable"], v.join(field, "minAvailable"))
@@ -229,7 +224,12 @@ def _gang(kind, namespace, name, total, run, run_field, manifest) -> GangSpec:
             raise v.DeclarationError(
                 v.join(field, "minAvailable"), f"{min_member} is more than the job's {total} pods"
             )
-    queue = policy.get("queue") or "default"
+    queue, queue_field = (
+        policy.get("queue") or "default",
+        v.join(field, "queue") if policy.get("queue") else "",
+    )
+    if kueue is not None:
+        queue, queue_field = kueue
     timeout = policy.get("scheduleTimeoutSeconds")
     return GangSpec(
         namespace=namespace,
@@ -237,8 +237,8 @@ def _gang(kind, namespace, name, total, run, run_field, manifest) -> GangSpec:
         min_member=min_member,
         total_number=total,
         min_resources=v.resources(policy.get("minResources"), v.join(field, "minResources")),
-        queue=v.text(queue, v.join(field, "queue"), max_length=63),
-        queue_field=v.join(field, "queue") if policy.get("queue") else "",
+        queue=v.text(queue, queue_field or v.join(field, "queue"), max_length=63),
+        queue_field=queue_field,
         priority=priority_resolve(policy["priorityClass"], v.join(field, "priorityClass"))
         if policy.get("priorityClass")
         else None,

@@ -29,6 +29,12 @@ refused). Kueue admits it as one workload of one pod set (``pkg/controller/jobs/
   admitted: restart policy RestartFailedOnly, match policy once-satisfied.
 
 A Job without the label is the plain Job it was (``workloads.load_job``).
+
+A Kubeflow training job or an MPIJob with the label is Kueue's too (``managed_queue``): Kueue
+admits it whole, every replica's pods (its kubeflow and mpijob integrations, ``PodSets``), in the
+LocalQueue the label names. The ``runPolicy.schedulingPolicy`` keys that Kueue's admission
+replaces, ``minAvailable`` and ``queue`` (what Volcano and scheduler-plugins read), contradict it
+and are refused naming them, as is the WorkloadPriorityClass label.
 """
 
 from __future__ import annotations
@@ -101,6 +107,37 @@ def job_queue(metadata: dict[str, Any], field: str) -> tuple[str, str] | None:
     return found[0] if found else None
 
 
+def workload_priority_refuse(metadata: dict[str, Any], meta_field: str, templates: str) -> None:
+    """The label naming a Kueue WorkloadPriorityClass, which gangsched does not read, is refused
+    (``templates``: where a PriorityClass would go instead)."""
+    labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
+    if WORKLOAD_PRIORITY_CLASS in labels:
+        raise v.DeclarationError(
+            v.join(meta_field, "labels", WORKLOAD_PRIORITY_CLASS),
+            "names a Kueue WorkloadPriorityClass, which gangsched does not read: "
+            f"give {templates} a priorityClassName (a PriorityClass) instead",
+        )
+
+
+def managed_queue(
+    metadata: dict[str, Any], meta_field: str, policy: dict[str, Any], policy_field: str, kind: str
+) -> tuple[str, str] | None:
+    """The LocalQueue of a Kubeflow job or MPIJob Kueue manages and the key naming it (its
+    ``queue-name`` label); None: not Kueue's. See the module docstring."""
+    queue = job_queue(metadata, meta_field)
+    if queue is None:
+        return None
+    workload_priority_refuse(metadata, meta_field, "the pod templates")
+    for key in ("minAvailable", "queue"):
+        if policy.get(key) is not None:
+            raise v.DeclarationError(
+                v.join(policy_field, key),
+                f"the {kind} is Kueue's ({queue[1]}), which admits all its pods in that LocalQueue: "
+                f"remove {key}, or the label for Volcano's or scheduler-plugins' gang",
+            )
+    return queue
+
+
 def job_gang(manifest: Manifest, namespace: str, name: str, metadata: dict[str, Any]) -> GangSpec | None:
     """The gang of a Job Kueue manages, None for a plain Job."""
     meta_field, spec_field = v.join(manifest.path, "metadata"), v.join(manifest.path, "spec")
@@ -108,13 +145,7 @@ def job_gang(manifest: Manifest, namespace: str, name: str, metadata: dict[str, 
     queue = job_queue(metadata, meta_field)
     if queue is None:
         return None
-    labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
-    if WORKLOAD_PRIORITY_CLASS in labels:
-        raise v.DeclarationError(
-            v.join(meta_field, "labels", WORKLOAD_PRIORITY_CLASS),
-            "names a Kueue WorkloadPriorityClass, which gangsched does not read: "
-            "give the pod template a priorityClassName (a PriorityClass) instead",
-        )
+    workload_priority_refuse(metadata, meta_field, "the pod template")
     parallelism = v.member_count(spec.get("parallelism", 1), v.join(spec_field, "parallelism"), minimum=0)
     count = parallelism
     if spec.get("completions") is not None:

@@ -20,11 +20,12 @@ template's own is overwritten): here, one gang named as the job, ``source`` ``mp
   containers (requests, limits standing in) for min_member pods, the lower-priority replica type
   (the workers, at equal priority) cut to min_member - 1 (``calPGMinResource``);
 - queue: ``schedulingPolicy.queue``, else the job's annotation ``scheduling.volcano.sh/queue-name``
-  (Volcano's integration), else ``default``;
+  (Volcano's integration), else ``default``; with Kueue's ``kueue.x-k8s.io/queue-name`` label the
+  job is Kueue's (``kueue.managed_queue``): that LocalQueue, all its pods;
 - priority: ``schedulingPolicy.priorityClass``, else the launcher template's, else the workers'
   ``priorityClassName`` (``calculatePriorityClassName``); each pod keeps its template's own;
 - wait_seconds: ``schedulingPolicy.scheduleTimeoutSeconds``; unset or 0, scheduler-plugins'
-  default Permit wait, 60 s (the key is the scheduler-plugins integration's);
+  default Permit wait, 60 s (the key is the scheduler-plugins integration's), none for Kueue's;
 - match policy waiting-and-running, as a scheduler-plugins PodGroup's (``podgroup.py``).
 
 Checked as the operator's validation does (``pkg/apis/kubeflow/validation``): a Launcher of one
@@ -45,6 +46,7 @@ from scheduler_core.engine.model import MatchPolicy
 from . import validate as v
 from .cluster import priority_resolve
 from .documents import Manifest
+from .kueue import managed_queue
 from .pod_fields import pod_spec_gang
 from .podgroup import DEFAULT_WAIT_SECONDS
 from .spec import GangRef, GangSpec, Loaded, PodSpec
@@ -111,7 +113,9 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
 
     policy_field = v.join(spec_field, "runPolicy", "schedulingPolicy")
     policy = v.mapping(run_policy.get("schedulingPolicy"), policy_field)
-    queue, queue_field = _queue(policy, policy_field, metadata, v.join(manifest.path, "metadata"))
+    meta_field = v.join(manifest.path, "metadata")
+    kueue = managed_queue(metadata, meta_field, policy, policy_field, "MPIJob")
+    queue, queue_field = kueue or _queue(policy, policy_field, metadata, meta_field)
     ref = GangRef(namespace, name, SOURCE, manifest.name_field, queue=queue, queue_field=queue_field)
     pods = [
         _pod(manifest, namespace, name, "launcher", launcher, launcher_field, None, as_worker, readers, ref)
@@ -137,9 +141,9 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         min_resources=_min_resources(
             policy, policy_field, min_member, launcher, worker, workers, specs_field
         ),
-        wait_seconds=DEFAULT_WAIT_SECONDS
-        if timeout in (None, 0)
-        else v.wait_seconds(timeout, v.join(policy_field, "scheduleTimeoutSeconds")),
+        wait_seconds=_wait_seconds(
+            timeout, v.join(policy_field, "scheduleTimeoutSeconds"), kueue is not None
+        ),
         priority=_priority(policy, policy_field, launcher, worker, specs_field),
         queue=queue or "default",
         queue_field=queue_field,
@@ -187,6 +191,13 @@ def _hostname_check(name: str, workers: int, field: str) -> None:
             f"the worker hostname {last!r} would not be a DNS-1035 label (at most 63 lowercase "
             "letters, digits and '-', starting with a letter): shorten the name",
         )
+
+
+def _wait_seconds(timeout, field: str, kueue: bool) -> float | None:
+    """scheduler-plugins' Permit wait (its default for none or 0); Kueue times nothing out."""
+    if timeout in (None, 0):
+        return None if kueue else DEFAULT_WAIT_SECONDS
+    return v.wait_seconds(timeout, field)
 
 
 def _queue(policy: dict, policy_field: str, metadata: dict, meta_field: str) -> tuple[str | None, str]:

@@ -270,10 +270,23 @@ def test_the_elastic_policy_bounds_change_nothing_of_the_gang():
             "not one of",
         ),
         (
+            "spec:\n",
+            "spec:\n  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n",
+            None,
+            None,
+        ),
+        (  # Kueue admits all the pods: minAvailable contradicts its label
+            "namespace: ns}\nspec:\n",
+            "namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\nspec:\n"
+            "  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n",
+            "spec.runPolicy.schedulingPolicy.minAvailable",
+            "Kueue's",
+        ),
+        (
             "namespace: ns}",
-            "namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}",
-            "metadata.labels.kueue.x-k8s.io/queue-name",
-            "Kueue",
+            "namespace: ns, labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: p}}",
+            "metadata.labels.kueue.x-k8s.io/priority-class",
+            "WorkloadPriorityClass",
         ),
         ("name: train,", "name: 1train,", "metadata.name", "DNS-1035"),
     ],
@@ -289,6 +302,17 @@ def test_bad_jobs_are_refused_naming_the_field(old, new, field, words):
         apply_text(text)
     assert error.value.field == field and words in error.value.reason, error.value
     assert not Gang.objects.exists() and not Member.objects.exists()
+
+
+def test_a_kueue_labelled_pytorchjob_is_admitted_whole_in_its_local_queue():
+    """Kueue's kubeflow integration (pkg/controller/jobs/kubeflow/jobs/pytorchjob,
+    pytorch_controller_test.go): the job's queue-name label names its LocalQueue and every
+    replica is a pod set of the one workload, admitted whole."""
+    apply_text(
+        pytorch().replace("namespace: ns}", "namespace: ns, labels: {kueue.x-k8s.io/queue-name: team}}")
+    )
+    gang = Gang.objects.get(namespace="ns", name="train")
+    assert (gang.min_member, gang.total_number, gang.queue) == (3, 3, "team")
 
 
 def test_xgboost_needs_its_master_and_tf_one_chief_or_master():

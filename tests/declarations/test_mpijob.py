@@ -123,6 +123,24 @@ def test_without_a_scheduling_policy_the_volcano_annotation_names_the_queue():
     assert (gang.min_member, gang.queue, gang.priority) == (3, "project-x", 1000)
 
 
+def test_a_kueue_labelled_mpijob_is_admitted_whole_in_its_local_queue():
+    """Kueue's mpijob integration (pkg/controller/jobs/mpijob, mpijob_controller_test.go): the
+    queue-name label names the LocalQueue; the launcher and the workers are pod sets of one
+    workload, admitted whole, and Kueue times nothing out."""
+    job = mpijob()
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team"}
+    manifests_apply([job])
+    gang = gang_of("test")
+    assert (gang.min_member, gang.total_number, gang.queue, gang.wait_seconds) == (3, 3, "team", None)
+
+    job = mpijob("other", policy={"minAvailable": 2, "queue": "q"})
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team"}
+    with pytest.raises(DeclarationError) as error:
+        manifests_apply([job])
+    assert error.value.field == "spec.runPolicy.schedulingPolicy.minAvailable"
+    assert "Kueue's (metadata.labels.kueue.x-k8s.io/queue-name)" in error.value.reason
+
+
 @pytest.mark.parametrize(
     ("launcher", "worker", "min_available", "expected"),
     [
