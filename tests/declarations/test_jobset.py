@@ -6,7 +6,6 @@ pkg/controller/jobs/jobset), exclusive placement, bad input, ``delete -f``, anot
 attempts and a scheduling cycle."""
 
 import pytest
-from django.core.management.base import CommandError
 
 from scheduler_core.declarations import DeclarationError, manifests_apply
 from scheduler_core.models import Gang, Member, Node
@@ -14,6 +13,7 @@ from scheduler_core.services.cycle import cycle_run
 from tests.loop.factories import make_nodes
 
 from .conftest import OWN, apply_text
+from .kind_checks import delete_f_removes_everything, others_object_is_not_found
 from .test_volcano import run
 
 pytestmark = pytest.mark.django_db
@@ -221,17 +221,13 @@ def test_bad_jobsets_are_refused_naming_the_key(manifest, field, words):
 
 
 def test_delete_f_removes_the_gang_and_its_pods(tmp_path):
-    path = tmp_path / "js.yaml"
-    path.write_text(example("paralleljobs"))
-    run("apply", "-f", str(path))
-    assert gang_of("paralleljobs", "default").members.count() == 5
-
-    out = run("delete", "-f", str(path))
-
-    assert 'jobset.jobset.x-k8s.io "paralleljobs" deleted from default namespace' in out
-    assert not Gang.objects.exists() and not Member.objects.exists()
-    with pytest.raises(CommandError, match='jobset.jobset.x-k8s.io "paralleljobs" not found'):
-        run("delete", "-f", str(path))
+    delete_f_removes_everything(
+        tmp_path,
+        example("paralleljobs"),
+        pods=5,
+        deleted='jobset.jobset.x-k8s.io "paralleljobs" deleted from default namespace',
+        not_found='jobset.jobset.x-k8s.io "paralleljobs" not found',
+    )
 
 
 def test_delete_f_of_an_exclusive_jobset_removes_every_child_jobs_gang(tmp_path):
@@ -246,19 +242,15 @@ def test_delete_f_of_an_exclusive_jobset_removes_every_child_jobs_gang(tmp_path)
 def test_another_submitters_jobset_of_the_same_name_is_not_found(as_alice, as_bob):
     """Through the API a JobSet is a submitter's like any gang: alice's, bob may not touch."""
     text = example("paralleljobs")
-    assert as_alice.post(URL, text, content_type=YAML).status_code == 201
-    before = list(Gang.objects.values()), list(Member.objects.values())
-
     bobs = text.replace("parallelism: 4", "parallelism: 2")
-    assert as_bob.post(URL, bobs, content_type=YAML).status_code == 404
-
-    assert (list(Gang.objects.values()), list(Member.objects.values())) == before
-    assert gang_of("paralleljobs", "default").submitter == "alice"
-    assert (
-        as_bob.post(URL, bobs.replace("name: paralleljobs", "name: bobs-jobs"), content_type=YAML).status_code
-        == 201
+    others_object_is_not_found(
+        as_alice,
+        as_bob,
+        text,
+        changed=bobs,
+        renamed=bobs.replace("name: paralleljobs", "name: bobs-jobs"),
+        bobs_gang="default/bobs-jobs",
     )
-    assert gang_of("bobs-jobs", "default").submitter == "bob"
 
 
 def test_the_parallel_jobs_example_schedules():

@@ -4,7 +4,6 @@ bad input, ``delete -f``, another submitter's attempts, and the gang scheduling 
 
 import pytest
 import yaml
-from django.core.management.base import CommandError
 
 from scheduler_core.declarations import DeclarationError, manifests_apply
 from scheduler_core.models import Gang, Member
@@ -12,6 +11,7 @@ from scheduler_core.services.cycle import cycle_run
 from tests.loop.factories import make_nodes
 
 from .conftest import OWN, apply_text
+from .kind_checks import delete_f_removes_everything, others_object_is_not_found
 from .test_volcano import run
 
 pytestmark = pytest.mark.django_db
@@ -256,17 +256,13 @@ def test_a_suspended_rayjob_makes_nothing():
 
 
 def test_delete_f_removes_the_gang_and_its_pods(tmp_path):
-    path = tmp_path / "rc.yaml"
-    path.write_text(ray_file("ray-cluster.scheduler-plugins.yaml"))
-    run("apply", "-f", str(path))
-    assert Member.objects.count() == 3
-
-    out = run("delete", "-f", str(path))
-
-    assert 'raycluster.ray.io "test-podgroup-0" deleted' in out
-    assert not Gang.objects.exists() and not Member.objects.exists()
-    with pytest.raises(CommandError, match='"test-podgroup-0" not found'):
-        run("delete", "-f", str(path))
+    delete_f_removes_everything(
+        tmp_path,
+        ray_file("ray-cluster.scheduler-plugins.yaml"),
+        pods=3,
+        deleted='raycluster.ray.io "test-podgroup-0" deleted',
+        not_found='"test-podgroup-0" not found',
+    )
 
 
 def test_delete_f_of_a_plain_cluster_removes_its_pods(tmp_path):
@@ -280,16 +276,14 @@ def test_delete_f_of_a_plain_cluster_removes_its_pods(tmp_path):
 
 def test_another_submitters_cluster_of_the_same_name_is_not_found(as_alice, as_bob):
     text = ray_file("ray-cluster.scheduler-plugins.yaml")
-    assert as_alice.post(URL, text, content_type=YAML).status_code == 201
-    before = list(Gang.objects.values()), list(Member.objects.values())
-
-    assert as_bob.post(URL, text.replace("replicas: 2", "replicas: 1"), content_type=YAML).status_code == 404
-
-    assert (list(Gang.objects.values()), list(Member.objects.values())) == before
-    assert Gang.objects.get(name="test-podgroup-0").submitter == "alice"
-    bobs = text.replace("name: test-podgroup-0", "name: bobs-cluster")
-    assert as_bob.post(URL, bobs, content_type=YAML).status_code == 201
-    assert Gang.objects.get(name="bobs-cluster").submitter == "bob"
+    others_object_is_not_found(
+        as_alice,
+        as_bob,
+        text,
+        changed=text.replace("replicas: 2", "replicas: 1"),
+        renamed=text.replace("name: test-podgroup-0", "name: bobs-cluster"),
+        bobs_gang="default/bobs-cluster",  # the manifest names no namespace
+    )
 
 
 def test_the_cluster_schedules_whole_or_not_at_all():

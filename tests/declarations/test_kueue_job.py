@@ -11,6 +11,7 @@ from scheduler_core.declarations import DeclarationError, manifests_apply
 from scheduler_core.models import Gang, Member
 
 from .conftest import OWN, apply_text
+from .kind_checks import delete_f_removes_everything, others_object_is_not_found
 from .test_volcano import run
 
 pytestmark = pytest.mark.django_db
@@ -122,7 +123,7 @@ def test_kueues_sample_job_is_created_under_a_generated_name_as_kubectl_create_d
     named = tmp_path / "named.yaml"
     named.write_text(kueue_file("quick-start-job.yaml"))
     run("create", "-f", str(named))
-    with pytest.raises(CommandError, match=r'\(AlreadyExists\).*job.batch/sample-job already exists'):
+    with pytest.raises(CommandError, match=r"\(AlreadyExists\).*job.batch/sample-job already exists"):
         run("create", "-f", str(named))
     assert Gang.objects.filter(source_format="kueue-job").count() == 3  # the refused create wrote nothing
 
@@ -257,38 +258,29 @@ def test_bad_kueue_jobs_are_refused_naming_the_key(change, field, words):
 
 
 def test_delete_f_removes_the_gang_and_its_pods(tmp_path):
-    path = tmp_path / "job.yaml"
-    path.write_text(kueue_file("quick-start-job.yaml"))
-    run("apply", "-f", str(path))
-    assert gang_of("default", "sample-job").members.count() == 3
-
-    out = run("delete", "-f", str(path))
-
-    assert 'job.batch "sample-job" deleted from default namespace' in out
+    out = delete_f_removes_everything(
+        tmp_path,
+        kueue_file("quick-start-job.yaml"),
+        pods=3,
+        deleted='job.batch "sample-job" deleted from default namespace',
+        not_found='job.batch "sample-job" not found',
+    )
     assert 'pod "sample-job-2" deleted from default namespace' in out
-    assert not Gang.objects.exists() and not Member.objects.exists()
-    with pytest.raises(CommandError, match='job.batch "sample-job" not found'):
-        run("delete", "-f", str(path))
 
 
 def test_another_submitters_job_of_the_same_name_is_not_found(as_alice, as_bob):
     """Through the API a Kueue Job is a submitter's like any gang: alice's, bob may not touch."""
     apply_text(kueue_file("single-clusterqueue-setup.yaml"))
     text = kueue_file("quick-start-job.yaml")
-    assert as_alice.post(URL, text, content_type=YAML).status_code == 201
-    before = list(Gang.objects.values()), list(Member.objects.values())
-
     bobs = text.replace("parallelism: 3", "parallelism: 1").replace("completions: 3", "completions: 1")
-    assert as_bob.post(URL, bobs, content_type=YAML).status_code == 404
-
-    assert (list(Gang.objects.values()), list(Member.objects.values())) == before
-    assert gang_of("default", "sample-job").submitter == "alice"
-    # The same Job under a name of bob's own is his.
-    assert (
-        as_bob.post(URL, bobs.replace("name: sample-job", "name: bobs-job"), content_type=YAML).status_code
-        == 201
+    others_object_is_not_found(
+        as_alice,
+        as_bob,
+        text,
+        changed=bobs,
+        renamed=bobs.replace("name: sample-job", "name: bobs-job"),
+        bobs_gang="default/bobs-job",
     )
-    assert gang_of("default", "bobs-job").submitter == "bob"
 
 
 def test_a_pod_template_queue_label_must_agree_with_the_jobs():

@@ -3,7 +3,6 @@
 ``delete -f``, another submitter's attempts, and groups scheduling as gangs."""
 
 import pytest
-from django.core.management.base import CommandError
 
 from scheduler_core.declarations import DeclarationError
 from scheduler_core.models import Gang, Member
@@ -11,7 +10,7 @@ from scheduler_core.services.cycle import cycle_run
 from tests.loop.factories import make_nodes
 
 from .conftest import OWN, apply_text
-from .test_volcano import run
+from .kind_checks import delete_f_removes_everything, others_object_is_not_found
 
 pytestmark = pytest.mark.django_db
 
@@ -226,32 +225,26 @@ def test_bad_leader_worker_sets_are_refused_naming_the_key(text, field, words):
 
 
 def test_delete_f_removes_every_groups_gang_and_pods(tmp_path):
-    path = tmp_path / "lws.yaml"
-    path.write_text(lws_file("lws.yaml"))
-    run("apply", "-f", str(path))
-    assert Gang.objects.count() == 3
-
-    out = run("delete", "-f", str(path))
-
-    assert 'leaderworkerset.leaderworkerset.x-k8s.io "leaderworkerset-sample" deleted' in out
-    assert not Gang.objects.exists() and not Member.objects.exists()
-    with pytest.raises(CommandError, match='"leaderworkerset-sample" not found'):
-        run("delete", "-f", str(path))
+    delete_f_removes_everything(
+        tmp_path,
+        lws_file("lws.yaml"),
+        pods=12,
+        deleted='leaderworkerset.leaderworkerset.x-k8s.io "leaderworkerset-sample" deleted',
+        not_found='"leaderworkerset-sample" not found',
+    )
 
 
 def test_another_submitters_set_of_the_same_name_is_not_found(as_alice, as_bob):
     """Through the API a LeaderWorkerSet's gangs are a submitter's like any: alice's, bob may not touch."""
     text = lws_file("lws.yaml")
-    assert as_alice.post(URL, text, content_type=YAML).status_code == 201
-    before = list(Gang.objects.values()), list(Member.objects.values())
-
-    assert as_bob.post(URL, text.replace("replicas: 3", "replicas: 1"), content_type=YAML).status_code == 404
-
-    assert (list(Gang.objects.values()), list(Member.objects.values())) == before
-    assert {g.submitter for g in Gang.objects.all()} == {"alice"}
-    bobs = text.replace("name: leaderworkerset-sample", "name: bobs-set")
-    assert as_bob.post(URL, bobs, content_type=YAML).status_code == 201
-    assert gang_of("default", "bobs-set-0").submitter == "bob"
+    others_object_is_not_found(
+        as_alice,
+        as_bob,
+        text,
+        changed=text.replace("replicas: 3", "replicas: 1"),
+        renamed=text.replace("name: leaderworkerset-sample", "name: bobs-set"),
+        bobs_gang="default/bobs-set-0",
+    )
 
 
 def test_each_group_schedules_as_a_gang():

@@ -7,7 +7,6 @@ input, ``delete -f``, another submitter's attempts and a scheduling cycle."""
 import copy
 
 import pytest
-from django.core.management.base import CommandError
 
 from scheduler_core.declarations import DeclarationError, manifests_apply
 from scheduler_core.models import Gang, Member
@@ -15,7 +14,7 @@ from scheduler_core.services.cycle import cycle_run
 from tests.loop.factories import make_nodes
 
 from .conftest import OWN, apply_text
-from .test_volcano import run
+from .kind_checks import delete_f_removes_everything, others_object_is_not_found
 
 pytestmark = pytest.mark.django_db
 
@@ -270,32 +269,26 @@ def test_a_template_naming_another_gang_or_a_suspended_job_is_refused():
 
 
 def test_delete_f_removes_the_gang_and_its_pods(tmp_path):
-    path = tmp_path / "pi.yaml"
-    path.write_text(PI.read_text())
-    run("apply", "-f", str(path))
-    assert gang_of("pi", "default").members.count() == 3
-
-    out = run("delete", "-f", str(path))
-
-    assert 'mpijob.kubeflow.org "pi" deleted from default namespace' in out
-    assert not Gang.objects.exists() and not Member.objects.exists()
-    with pytest.raises(CommandError, match='mpijob.kubeflow.org "pi" not found'):
-        run("delete", "-f", str(path))
+    delete_f_removes_everything(
+        tmp_path,
+        PI.read_text(),
+        pods=3,
+        deleted='mpijob.kubeflow.org "pi" deleted from default namespace',
+        not_found='mpijob.kubeflow.org "pi" not found',
+    )
 
 
 def test_another_submitters_mpijob_of_the_same_name_is_not_found(as_alice, as_bob):
     """Through the API an MPIJob is a submitter's like any gang: alice's, bob may not touch."""
-    text = PI.read_text()
-    assert as_alice.post(URL, text, content_type=YAML).status_code == 201
-    before = list(Gang.objects.values()), list(Member.objects.values())
-
-    bobs = text.replace("replicas: 2", "replicas: 1")
-    assert as_bob.post(URL, bobs, content_type=YAML).status_code == 404
-
-    assert (list(Gang.objects.values()), list(Member.objects.values())) == before
-    assert gang_of("pi", "default").submitter == "alice"
-    assert as_bob.post(URL, bobs.replace("name: pi", "name: bobs-pi"), content_type=YAML).status_code == 201
-    assert gang_of("bobs-pi", "default").submitter == "bob"
+    bobs = PI.read_text().replace("replicas: 2", "replicas: 1")
+    others_object_is_not_found(
+        as_alice,
+        as_bob,
+        PI.read_text(),
+        changed=bobs,
+        renamed=bobs.replace("name: pi", "name: bobs-pi"),
+        bobs_gang="default/bobs-pi",
+    )
 
 
 def test_the_pi_example_schedules_whole():
