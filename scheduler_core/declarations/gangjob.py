@@ -73,10 +73,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         if len(pods) > v.limit("GANGSCHED_MAX_GANG_MEMBERS", v.MAX_GANG_MEMBERS):
             raise v.DeclarationError(tasks_field, "too many pods in one GangJob")
     total = len(pods)
-    min_field = v.join(spec_field, "minAvailable")
-    min_member = v.member_count(spec.get("minAvailable", total), min_field)
-    if min_member > total:
-        raise v.DeclarationError(min_field, f"{min_member} is more than the job's {total} pods")
+    min_member = v.min_available(spec.get("minAvailable"), v.join(spec_field, "minAvailable"), total)
     timeout = spec.get("scheduleTimeoutSeconds")
     gang = GangSpec(
         namespace=namespace,

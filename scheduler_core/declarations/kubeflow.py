@@ -217,13 +217,7 @@ def _gang(kind, namespace, name, total, run, run_field, manifest, metadata, meta
     field = v.join(run_field, "schedulingPolicy")
     policy = v.mapping(run.get("schedulingPolicy"), field)
     kueue = managed_queue(metadata, meta_field, policy, field, kind.kind)
-    min_member = total
-    if policy.get("minAvailable") is not None:
-        min_member = v.member_count(policy["minAvailable"], v.join(field, "minAvailable"))
-        if min_member > total:
-            raise v.DeclarationError(
-                v.join(field, "minAvailable"), f"{min_member} is more than the job's {total} pods"
-            )
+    min_member = v.min_available(policy.get("minAvailable"), v.join(field, "minAvailable"), total)
     queue, queue_field = (
         policy.get("queue") or "default",
         v.join(field, "queue") if policy.get("queue") else "",

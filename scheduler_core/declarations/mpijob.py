@@ -126,12 +126,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     ]
     owner_ask(manifest, pods)  # Kueue's / KAI's topology annotations on the MPIJob itself
     total = len(pods)
-    min_field = v.join(policy_field, "minAvailable")
-    min_member = total
-    if policy.get("minAvailable") is not None:
-        min_member = v.member_count(policy["minAvailable"], min_field)
-        if min_member > total:
-            raise v.DeclarationError(min_field, f"{min_member} is more than the job's {total} pods")
+    min_member = v.min_available(policy.get("minAvailable"), v.join(policy_field, "minAvailable"), total)
     timeout = policy.get("scheduleTimeoutSeconds")
     gang = GangSpec(
         namespace=namespace,

@@ -186,6 +186,14 @@ def member_count(value: Any, field: str, *, minimum: int = 1, text_ok: bool = Fa
     return integer(value, field, minimum=minimum, maximum=maximum, text_ok=text_ok)
 
 
+def min_available(value: Any, field: str, total: int) -> int:
+    """A job's ``minAvailable``: how many of its ``total`` pods start it (all when None)."""
+    count = member_count(total if value is None else value, field)
+    if count > total:
+        raise DeclarationError(field, f"{count} is more than the job's {total} pods")
+    return count
+
+
 def wait_seconds(value: Any, field: str, *, duration: bool = False, text_ok: bool = False) -> float:
     """A timeout: whole seconds (an int, or its string), or with ``duration`` a Go duration
     string such as ``300s`` or ``1h30m``; positive and at most GANGSCHED_MAX_WAIT_SECONDS."""

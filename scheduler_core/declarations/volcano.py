@@ -232,9 +232,7 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     min_field = v.join(spec_field, "minAvailable")
     min_available = spec.get("minAvailable")
     if not per_task:
-        min_member = v.member_count(total if min_available is None else min_available, min_field)
-        if min_member > total:
-            raise v.DeclarationError(min_field, f"{min_member} is more than the job's {total} pods")
+        min_member = v.min_available(min_available, min_field, total)
         gangs.append(
             _job_gang(namespace, name, min_member, total, job_policies, manifest, manifest.name_field)
         )
