@@ -27,6 +27,7 @@ from scheduler_core.models import LocalQueue, Queue, ResourceFlavor, Topology
 from scheduler_core.specs.errors import DeclarationError, join
 from scheduler_core.specs.queues import FlavorSpec, LocalQueueSpec, QueueSpec
 
+from .named_rows import named_row_put
 from .queue_access import queue_allows, queue_require
 from .queue_checks import local_queue_active, queue_active, queues_check, spec_of
 
@@ -255,16 +256,7 @@ def flavor_put(spec: FlavorSpec) -> str:
             f"topology {spec.topology_name} not found: apply the Topology first (or alongside)",
         )
     fields = {"node_labels": spec.node_labels, "declaration": spec.declaration}
-    row = ResourceFlavor.objects.select_for_update().filter(name=spec.name).first()
-    if row is None:
-        ResourceFlavor.objects.create(name=spec.name, **fields)
-        return CREATED
-    if all(getattr(row, key) == value for key, value in fields.items()):
-        return UNCHANGED
-    for key, value in fields.items():
-        setattr(row, key, value)
-    row.save()
-    return CONFIGURED
+    return named_row_put(ResourceFlavor, spec.name, fields)
 
 
 def flavor_remove(name: str) -> str:

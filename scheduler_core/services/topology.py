@@ -34,7 +34,8 @@ from scheduler_core.reads.topology_domains import (
 from scheduler_core.specs.errors import DeclarationError, join
 from scheduler_core.specs.topology import HyperNodeSpec, TopologySpec
 
-CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
+from .named_rows import named_row_put
+
 _HOSTNAME = "kubernetes.io/hostname"
 _ENDED = (GangPhase.FINISHED.value, GangPhase.FAILED.value, GangPhase.KILLED.value)
 
@@ -73,24 +74,11 @@ def topologies_put(
                 "source_format": spec.source_format,
                 "declaration": spec.declaration,
             }
-            statuses[("topology", spec.name)] = _put(Topology, spec.name, fields)
+            statuses[("topology", spec.name)] = named_row_put(Topology, spec.name, fields)
         for spec in hypernodes:
             fields = {"tier": spec.tier, "members": spec.members, "declaration": spec.declaration}
-            statuses[("hypernode", spec.name)] = _put(HyperNode, spec.name, fields)
+            statuses[("hypernode", spec.name)] = named_row_put(HyperNode, spec.name, fields)
     return statuses
-
-
-def _put(model, name: str, fields: dict) -> str:
-    row = model.objects.select_for_update().filter(name=name).first()
-    if row is None:
-        model.objects.create(name=name, **fields)
-        return CREATED
-    if all(getattr(row, key) == value for key, value in fields.items()):
-        return UNCHANGED
-    for key, value in fields.items():
-        setattr(row, key, value)
-    row.save()
-    return CONFIGURED
 
 
 @transaction.atomic
