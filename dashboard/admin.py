@@ -1,10 +1,12 @@
 """The Django admin over every model, with stock ModelAdmin features only.
 
 History models (SchedulingCycle, GangEvent, BindIntent, BindJournal, QueueSample) are records written by the
-scheduler: the admin shows them read-only. Queues, LocalQueues and ResourceFlavors are in
+scheduler: the admin shows them read-only. Kueue's WorkloadPriorityClass is here too (operators
+only: it reorders everyone's gangs). Queues, LocalQueues and ResourceFlavors are in
 ``admin_queues.py``; Topology and HyperNode in ``admin_topology.py``.
 """
 
+from django import forms
 from django.contrib import admin, messages
 
 # The topology's admin registers Topology and HyperNode, deleting through
@@ -15,6 +17,7 @@ from dashboard.pages.access import KILL, RETRY
 from dashboard.pages.actions import gangs_act
 from dashboard.templatetags.quantities import resources
 from scheduler_core.declarations.changes import configured_record
+from scheduler_core.declarations.validate import dns_subdomain
 from scheduler_core.models import (
     BindIntent,
     BindJournal,
@@ -25,8 +28,10 @@ from scheduler_core.models import (
     Node,
     QueueSample,
     SchedulingCycle,
+    WorkloadPriorityClass,
 )
 from scheduler_core.services.tenancy import Actor
+from scheduler_core.specs.errors import DeclarationError
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -193,6 +198,31 @@ class QueueSampleAdmin(ReadOnlyAdmin):
     @admin.display(description="pending")
     def pending_shown(self, sample: QueueSample):
         return resources(sample.pending) or "-"
+
+
+class WorkloadPriorityClassForm(forms.ModelForm):
+    class Meta:
+        model = WorkloadPriorityClass
+        fields = ["name", "value", "description"]
+
+    def clean_name(self):
+        """The name a label names: held to what a manifest's ``metadata.name`` may be."""
+        try:
+            return dns_subdomain(self.cleaned_data["name"], "name")
+        except DeclarationError as error:
+            raise forms.ValidationError(error.reason) from None
+
+
+# Kueue's classes, as operators apply them; a change here gives the value to gangs applied from
+# now on (a gang keeps the priority it was applied with, as a Kueue workload keeps its own).
+@admin.register(WorkloadPriorityClass)
+class WorkloadPriorityClassAdmin(admin.ModelAdmin):
+    form = WorkloadPriorityClassForm
+    list_display = ["name", "value", "description", "updated"]
+    search_fields = ["name", "description"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["name"] if obj is not None else []
 
 
 # The queue tree's admin, checked by services/queues.py (a module of its own: it is long).

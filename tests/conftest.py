@@ -130,7 +130,7 @@ def operators_group() -> Group:
     migrations = {
         name: importlib.import_module(f"dashboard.migrations.{name}")
         for name in ("0001_operators_group", "0003_operators_manage_cluster", "0006_operators_manage_queues")
-        + ("0007_operators_manage_topology",)
+        + ("0007_operators_manage_topology", "0010_operators_manage_workload_priority")
     }
     grants = {
         app: list(codenames) for app, codenames in migrations["0001_operators_group"].PERMISSIONS.items()
@@ -138,6 +138,7 @@ def operators_group() -> Group:
     grants["scheduler_core"] += migrations["0003_operators_manage_cluster"].CODENAMES
     grants["scheduler_core"] += migrations["0006_operators_manage_queues"].CODENAMES
     grants["scheduler_core"] += migrations["0007_operators_manage_topology"].CODENAMES
+    grants["scheduler_core"] += migrations["0010_operators_manage_workload_priority"].CODENAMES
     grants["dashboard"] = ["add_simulationrun"]  # 0002_simulationrun
     group, _ = Group.objects.get_or_create(name="operators")
     for app_label, codenames in grants.items():

@@ -47,6 +47,7 @@ from .gang_writes import (
     replica_write,
 )
 from .koordinator import SOURCE as KOORDINATOR
+from .kueue_priority import workload_priority_classes
 from .pod_fields import SOURCE_V1ALPHA2
 from .pod_writes import pod_queue, pods_write
 from .podgroup import LEGACY_SOURCE as PODGROUP_LEGACY
@@ -86,7 +87,7 @@ def manifests_apply(documents: list[Any], *, actor: Actor = CLI, submitter: str 
         raise v.DeclarationError("", "the manifest is not JSON-shaped data") from None
     size_check(size)
     manifests = documents_expand(documents)
-    with priority_classes(manifests):
+    with priority_classes(manifests), workload_priority_classes(manifests):
         plan = _plan(_load(manifests))
     with transaction.atomic():
         # Queues first, the tree as a whole (unknown parent, cycle, max below guarantee), so the

@@ -8,7 +8,8 @@
   accepted so that an incident's manifests apply as they are (``created`` when no gang or pod
   uses it yet, else ``unchanged``);
 - ``PriorityClass``: ``metadata.name``, ``value``, ``globalDefault``, ``description`` -> a
-  PriorityClass row.
+  PriorityClass row. Kueue's WorkloadPriorityClass, a class of other names, is
+  ``kueue_priority.py``'s, written with the functions here.
 
 Each object is a ``ClusterObject`` on ``Loaded.objects``: validated when loaded (so a refused
 manifest writes nothing), written by ``apply.py`` in the apply's transaction, removed by
@@ -31,12 +32,13 @@ from typing import Any
 
 from django.conf import settings
 
+from scheduler_core.services.named_rows import CREATED, UNCHANGED, named_row_put
+
 from . import node_constraints
 from . import validate as v
 from .documents import Manifest
 from .spec import Loaded
 
-CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
 #: Kubernetes' built-in priority classes.
 BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
 DEFAULT_PRIORITY_CLASSES = {"high": 1000, "default": 0, "low": -100}
@@ -50,7 +52,7 @@ QUEUE_PERMISSION = "scheduler_core.change_queue"
 TOPOLOGY_PERMISSION = "scheduler_core.change_topology"
 
 
-def _metadata(manifest: Manifest) -> tuple[str, dict[str, Any]]:
+def cluster_meta(manifest: Manifest) -> tuple[str, dict[str, Any]]:
     """The name and metadata of a cluster-scoped object."""
     metadata = v.mapping(manifest.obj.get("metadata"), v.join(manifest.path, "metadata"))
     return v.dns_subdomain(metadata.get("name"), v.join(manifest.path, "metadata", "name")), metadata
@@ -95,7 +97,7 @@ def load_node(manifest: Manifest, readers=()) -> Loaded:
             v.join(manifest.path, "kind"),
             "Node objects can be applied only to the simulated cluster (CLUSTER_BACKEND=simulated)",
         )
-    name, metadata = _metadata(manifest)
+    name, metadata = cluster_meta(manifest)
     labels = v.string_map(metadata.get("labels"), v.join(manifest.path, "metadata", "labels"))
     spec_field, status_field = v.join(manifest.path, "spec"), v.join(manifest.path, "status")
     spec = v.mapping(manifest.obj.get("spec"), spec_field)
@@ -175,39 +177,39 @@ class PriorityClassObject:
                     v.join(self.field, "globalDefault"),
                     f"priority class {other.name!r} is already the global default (only one may be)",
                 )
-        row = PriorityClass.objects.select_for_update().filter(name=self.name).first()
-        if row is None:
-            PriorityClass.objects.create(name=self.name, **fields)
-            return CREATED
-        if all(getattr(row, k) == val for k, val in fields.items()):
-            return UNCHANGED
-        for k, val in fields.items():
-            setattr(row, k, val)
-        row.save()
-        return CONFIGURED
+        return named_row_put(PriorityClass, self.name, fields)
 
     def delete(self) -> str:
         from scheduler_core.models import PriorityClass
-        from scheduler_core.services.delete import NotFound
 
-        deleted, _ = PriorityClass.objects.filter(name=self.name).delete()
-        if not deleted:
-            raise NotFound(f'priorityclass "{self.name}" not found')
-        return ""
+        return named_row_delete(PriorityClass, self.name, "priorityclass")
+
+
+def named_row_delete(model: Any, name: str, kind: str) -> str:
+    from scheduler_core.services.delete import NotFound
+
+    deleted, _ = model.objects.filter(name=name).delete()
+    if not deleted:
+        raise NotFound(f'{kind} "{name}" not found')
+    return ""
+
+
+def description_read(manifest: Manifest) -> str:
+    description = manifest.obj.get("description") or ""
+    if not isinstance(description, str):
+        raise v.DeclarationError(v.join(manifest.path, "description"), "must be a string")
+    return description
 
 
 def priority_class_read(manifest: Manifest) -> PriorityClassObject:
-    name, _ = _metadata(manifest)
+    name, _ = cluster_meta(manifest)
     value = v.integer(
         manifest.obj.get("value"), v.join(manifest.path, "value"), minimum=-(2**31), maximum=MAX_USER_PRIORITY
     )
     default = manifest.obj.get("globalDefault", False)
     if not isinstance(default, bool):
         raise v.DeclarationError(v.join(manifest.path, "globalDefault"), "must be true or false")
-    description = manifest.obj.get("description") or ""
-    if not isinstance(description, str):
-        raise v.DeclarationError(v.join(manifest.path, "description"), "must be a string")
-    return PriorityClassObject(name, value, default, description, manifest.path)
+    return PriorityClassObject(name, value, default, description_read(manifest), manifest.path)
 
 
 def load_priority_class(manifest: Manifest, readers=()) -> Loaded:
@@ -221,6 +223,7 @@ def load_priority_class(manifest: Manifest, readers=()) -> Loaded:
 OPERATOR_KINDS = {
     ("", "Node"): "scheduler_core.change_node",
     (PRIORITY_GROUP, "PriorityClass"): "scheduler_core.change_priorityclass",
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"): "scheduler_core.change_workloadpriorityclass",
     # Queues in every format gangsched reads: only operators create them. YuniKorn's
     # are in the yunikorn-configs ConfigMap, the only ConfigMap gangsched reads.
     ("scheduling.volcano.sh", "Queue"): QUEUE_PERMISSION,

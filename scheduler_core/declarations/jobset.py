@@ -19,7 +19,9 @@ The gang is the workload Kueue makes for a JobSet (``pkg/controller/jobs/jobset`
 replicatedJob of ``replicas x min(parallelism, completions)`` pods), admitted whole: one gang
 named as the JobSet, ``source`` ``jobset``, min_member = total_number = all its pods; queue the
 LocalQueue of the JobSet's ``kueue.x-k8s.io/queue-name`` label (else ``default``); priority the
-first template naming one (``priority`` / ``priorityClassName``); no timeout; RestartFailedOnly (a
+value of the WorkloadPriorityClass its ``kueue.x-k8s.io/priority-class`` label names, else the
+first template naming one (``priority`` / ``priorityClassName``), as Kueue's ``ExtractPriority``
+orders them; no timeout; RestartFailedOnly (a
 child Job replaces a failed pod, the workload stays admitted). A template's Kueue / KAI topology
 annotations constrain the whole gang (``topology_keys.py``).
 
@@ -33,9 +35,9 @@ node-selector strategy) the pods get upstream's nodeSelector
 ``alpha.jobset.sigs.k8s.io/namespaced-job: <namespace>_<job>`` and the toleration of
 ``alpha.jobset.sigs.k8s.io/no-schedule`` instead, nodes being labelled beforehand.
 
-Refused, naming the key: ``spec.suspend: true`` (gangsched holds no suspended JobSet), Kueue's
-WorkloadPriorityClass label, a template naming another gang, replicatedJob names given twice, a
-child Job or pod name that is not a DNS-1035 label (the webhook's checks).
+Refused, naming the key: ``spec.suspend: true`` (gangsched holds no suspended JobSet), a
+WorkloadPriorityClass label naming an unknown class, a template naming another gang, replicatedJob
+names given twice, a child Job or pod name that is not a DNS-1035 label (the webhook's checks).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from scheduler_core.models import RestartPolicy
 
 from . import validate as v
 from .documents import Manifest
-from .kueue import job_queue, workload_priority_refuse
+from .kueue import job_queue, workload_priority
 from .mpijob import template_gang_refuse
 from .spec import GangRef, GangSpec, Loaded, PodSpec
 from .topologies import label_key
@@ -78,7 +80,6 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         raise v.DeclarationError(
             v.join(spec_field, "suspend"), "gangsched holds no suspended JobSet: apply it when it is to run"
         )
-    workload_priority_refuse(metadata, meta_field, "the pod templates")
     annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
     queue = job_queue(metadata, meta_field)
     jobs = _jobs(namespace, name, spec, spec_field, annotations, v.join(meta_field, "annotations"))
@@ -104,6 +105,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
             gangs.append(gang)
     if not pods:
         raise v.DeclarationError(v.join(spec_field, "replicatedJobs"), "a JobSet needs at least one pod")
+    priority = workload_priority(metadata, meta_field, priority)
     if per_job:
         if len(gangs) > v.MAX_GROUP_GANGS:
             raise v.DeclarationError(

@@ -36,7 +36,9 @@ is the kind's (PyTorch and Paddle OnFailure, the others Never).
 Not played, refused naming the key: ``runPolicy.suspend: true`` (no pods until resumed),
 ``runPolicy.managedBy`` other than the training-operator, an ``elasticPolicy.metrics`` (an HPA
 resizing the workers). Kueue's ``kueue.x-k8s.io/queue-name`` label makes the job Kueue's
-(``kueue.managed_queue``): all its pods in that LocalQueue. ``elasticPolicy`` min/maxReplicas
+(``kueue.managed_queue``): all its pods in that LocalQueue, at the priority of the
+WorkloadPriorityClass its ``kueue.x-k8s.io/priority-class`` label names, if any (before
+``schedulingPolicy.priorityClass``, as Kueue orders them). ``elasticPolicy`` min/maxReplicas
 are checked (min <= max, a Worker present) and change nothing here: upstream's PodGroup does not
 read them either. Kept in the declaration, not acted on: ``cleanPodPolicy``,
 ``ttlSecondsAfterFinished``, ``activeDeadlineSeconds``, ``backoffLimit``, ``nprocPerNode``, TF's
@@ -55,7 +57,7 @@ from . import kubeflow_checks as checks
 from . import validate as v
 from .cluster import priority_resolve
 from .documents import Manifest
-from .kueue import managed_queue
+from .kueue import managed_queue, workload_priority
 from .spec import GangRef, GangSpec, Loaded, PodSpec
 from .workloads import PodReader, object_meta, owner_ask, pod_spec
 
@@ -222,8 +224,14 @@ def _gang(kind, namespace, name, total, run, run_field, manifest, metadata, meta
         policy.get("queue") or "default",
         v.join(field, "queue") if policy.get("queue") else "",
     )
-    if kueue is not None:
+    priority = (
+        priority_resolve(policy["priorityClass"], v.join(field, "priorityClass"))
+        if policy.get("priorityClass")
+        else None
+    )
+    if kueue is not None:  # Kueue's workload: its WorkloadPriorityClass first
         queue, queue_field = kueue
+        priority = workload_priority(metadata, meta_field, priority)
     timeout = policy.get("scheduleTimeoutSeconds")
     return GangSpec(
         namespace=namespace,
@@ -233,9 +241,7 @@ def _gang(kind, namespace, name, total, run, run_field, manifest, metadata, meta
         min_resources=v.resources(policy.get("minResources"), v.join(field, "minResources")),
         queue=v.text(queue, queue_field or v.join(field, "queue"), max_length=63),
         queue_field=queue_field,
-        priority=priority_resolve(policy["priorityClass"], v.join(field, "priorityClass"))
-        if policy.get("priorityClass")
-        else None,
+        priority=priority,
         wait_seconds=None
         if timeout is None
         else v.wait_seconds(timeout, v.join(field, "scheduleTimeoutSeconds")),

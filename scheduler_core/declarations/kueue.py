@@ -5,7 +5,10 @@ Plain pod groups, pods that form a group with a label and an annotation:
 - label ``kueue.x-k8s.io/pod-group-name`` -> the pod's gang (same namespace);
 - annotation ``kueue.x-k8s.io/pod-group-total-count`` (required, as Kueue's webhook requires it)
   -> min_member = total_number = the count: Kueue admits the group whole;
-- label ``kueue.x-k8s.io/queue-name`` -> queue (``default``).
+- label ``kueue.x-k8s.io/queue-name`` -> queue (``default``);
+- label ``kueue.x-k8s.io/priority-class`` -> priority: the WorkloadPriorityClass's value
+  (``kueue_priority.py``), as Kueue gives the group's workload; without it, the highest of the
+  pods' priorities.
 
 Every pod of a group carries the declaration: pods disagreeing on it are refused (``apply.py``).
 Kueue does not time a group out: wait_seconds is empty. Nor does it recreate a group's pods
@@ -21,9 +24,9 @@ refused). Kueue admits it as one workload of one pod set (``pkg/controller/jobs/
 - min_member = that count, or the annotation ``kueue.x-k8s.io/job-min-parallelism`` (partial
   admission: Kueue's webhook wants an integer from 1 to the count - 1); total_number = the count;
 - queue: the LocalQueue the label names (resolved to its ClusterQueue like any queue name);
-- priority: the template's ``priority`` / ``priorityClassName`` (``workloads.load_job``); the
-  label ``kueue.x-k8s.io/priority-class`` names a WorkloadPriorityClass, which gangsched does not
-  read: refused, naming it;
+- priority: the value of the WorkloadPriorityClass the Job's label ``kueue.x-k8s.io/priority-class``
+  names (``kueue_priority.py``), else the template's ``priority`` / ``priorityClassName``
+  (``workloads.load_job``), as Kueue's ``ExtractPriority`` orders them; the pods keep their own;
 - topology: the template's ``podset-*-topology`` annotations (``topology_keys.py``);
 - no timeout; once admitted, the Job controller replaces a failed pod and the workload stays
   admitted: restart policy RestartFailedOnly, match policy once-satisfied.
@@ -32,9 +35,10 @@ A Job without the label is the plain Job it was (``workloads.load_job``).
 
 A Kubeflow training job or an MPIJob with the label is Kueue's too (``managed_queue``): Kueue
 admits it whole, every replica's pods (its kubeflow and mpijob integrations, ``PodSets``), in the
-LocalQueue the label names. The ``runPolicy.schedulingPolicy`` keys that Kueue's admission
-replaces, ``minAvailable`` and ``queue`` (what Volcano and scheduler-plugins read), contradict it
-and are refused naming them, as is the WorkloadPriorityClass label.
+LocalQueue the label names, at the priority of the WorkloadPriorityClass its label names, if any
+(``workload_priority``). The ``runPolicy.schedulingPolicy`` keys that Kueue's admission replaces,
+``minAvailable`` and ``queue`` (what Volcano and scheduler-plugins read), contradict it and are
+refused naming them.
 """
 
 from __future__ import annotations
@@ -45,14 +49,17 @@ from scheduler_core.models import RestartPolicy
 
 from . import validate as v
 from .documents import Manifest
+from .kueue_priority import LABEL as WORKLOAD_PRIORITY_CLASS
+from .kueue_priority import label_priority
 from .spec import GangRef, GangSpec
 
 GROUP_NAME = "kueue.x-k8s.io/pod-group-name"
 TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 QUEUE_NAME = "kueue.x-k8s.io/queue-name"
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
-WORKLOAD_PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
 SOURCE, JOB_SOURCE = "kueue", "kueue-job"
+#: The labels of a pod group's declaration, which every pod of the group must agree on.
+DECLARING_LABELS = (GROUP_NAME, QUEUE_NAME, WORKLOAD_PRIORITY_CLASS)
 
 
 def pod_gang(
@@ -77,11 +84,12 @@ def pod_gang(
         min_member=total,
         total_number=total,
         wait_seconds=None,
+        priority=label_priority(labels, v.join(field, "labels"), None),
         queue=queue or "default",
         queue_field=queue_field,
         source_format=SOURCE,
         declaration={
-            "labels": {k: labels[k] for k in (GROUP_NAME, QUEUE_NAME) if k in labels},
+            "labels": {k: labels[k] for k in DECLARING_LABELS if k in labels},
             "annotations": {TOTAL_COUNT: annotations[TOTAL_COUNT]},
         },
         field=count_field,
@@ -107,16 +115,11 @@ def job_queue(metadata: dict[str, Any], field: str) -> tuple[str, str] | None:
     return found[0] if found else None
 
 
-def workload_priority_refuse(metadata: dict[str, Any], meta_field: str, templates: str) -> None:
-    """The label naming a Kueue WorkloadPriorityClass, which gangsched does not read, is refused
-    (``templates``: where a PriorityClass would go instead)."""
-    labels = v.string_map(metadata.get("labels"), v.join(meta_field, "labels"))
-    if WORKLOAD_PRIORITY_CLASS in labels:
-        raise v.DeclarationError(
-            v.join(meta_field, "labels", WORKLOAD_PRIORITY_CLASS),
-            "names a Kueue WorkloadPriorityClass, which gangsched does not read: "
-            f"give {templates} a priorityClassName (a PriorityClass) instead",
-        )
+def workload_priority(metadata: dict[str, Any], meta_field: str, otherwise: int | None) -> int | None:
+    """The gang's priority as Kueue gives its workload one: the WorkloadPriorityClass the
+    workload's label names, else ``otherwise`` (its pods' PriorityClass); ``kueue_priority.py``."""
+    labels_field = v.join(meta_field, "labels")
+    return label_priority(v.string_map(metadata.get("labels"), labels_field), labels_field, otherwise)
 
 
 def managed_queue(
@@ -127,7 +130,6 @@ def managed_queue(
     queue = job_queue(metadata, meta_field)
     if queue is None:
         return None
-    workload_priority_refuse(metadata, meta_field, "the pod templates")
     for key in ("minAvailable", "queue"):
         if policy.get(key) is not None:
             raise v.DeclarationError(
@@ -145,7 +147,6 @@ def job_gang(manifest: Manifest, namespace: str, name: str, metadata: dict[str, 
     queue = job_queue(metadata, meta_field)
     if queue is None:
         return None
-    workload_priority_refuse(metadata, meta_field, "the pod template")
     parallelism = v.member_count(spec.get("parallelism", 1), v.join(spec_field, "parallelism"), minimum=0)
     count = parallelism
     if spec.get("completions") is not None:

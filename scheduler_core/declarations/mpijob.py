@@ -24,6 +24,7 @@ template's own is overwritten): here, one gang named as the job, ``source`` ``mp
   job is Kueue's (``kueue.managed_queue``): that LocalQueue, all its pods;
 - priority: ``schedulingPolicy.priorityClass``, else the launcher template's, else the workers'
   ``priorityClassName`` (``calculatePriorityClassName``); each pod keeps its template's own;
+  Kueue's MPIJob: the WorkloadPriorityClass its label names first (``kueue.workload_priority``);
 - wait_seconds: ``schedulingPolicy.scheduleTimeoutSeconds``; unset or 0, scheduler-plugins'
   default Permit wait, 60 s (the key is the scheduler-plugins integration's), none for Kueue's;
 - match policy waiting-and-running, as a scheduler-plugins PodGroup's (``podgroup.py``).
@@ -46,7 +47,7 @@ from scheduler_core.engine.model import MatchPolicy
 from . import validate as v
 from .cluster import priority_resolve
 from .documents import Manifest
-from .kueue import managed_queue
+from .kueue import managed_queue, workload_priority
 from .pod_fields import pod_spec_gang
 from .podgroup import DEFAULT_WAIT_SECONDS
 from .spec import GangRef, GangSpec, Loaded, PodSpec
@@ -128,6 +129,9 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     total = len(pods)
     min_member = v.min_available(policy.get("minAvailable"), v.join(policy_field, "minAvailable"), total)
     timeout = policy.get("scheduleTimeoutSeconds")
+    priority = _priority(policy, policy_field, launcher, worker, specs_field)
+    if kueue is not None:  # Kueue's workload: its WorkloadPriorityClass first
+        priority = workload_priority(metadata, meta_field, priority)
     gang = GangSpec(
         namespace=namespace,
         name=name,
@@ -139,7 +143,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         wait_seconds=_wait_seconds(
             timeout, v.join(policy_field, "scheduleTimeoutSeconds"), kueue is not None
         ),
-        priority=_priority(policy, policy_field, launcher, worker, specs_field),
+        priority=priority,
         queue=queue or "default",
         queue_field=queue_field,
         match_policy=MatchPolicy.WAITING_AND_RUNNING.value,

@@ -24,7 +24,8 @@ only served version). Queues: Volcano's in
 LeaderWorkerSet in ``leaderworkerset.x-k8s.io/v1``, KubeRay's RayCluster and RayJob in
 ``ray.io/v1`` (their served versions). Queues: Volcano's in
 ``v1beta1``, KAI's in ``v2``, Kueue's ClusterQueue, LocalQueue and ResourceFlavor in ``v1beta1``
-and ``v1beta2`` and its Cohort also in ``v1alpha1`` (Kueue 0.12 and earlier); a ``v1 ConfigMap``
+and ``v1beta2`` and its Cohort also in ``v1alpha1`` (Kueue 0.12 and earlier); Kueue's
+WorkloadPriorityClass in ``v1beta1`` and ``v1beta2``; a ``v1 ConfigMap``
 only when it is YuniKorn's ``yunikorn-configs``. Topology: Kueue's in ``v1alpha1`` (before TAS went
 beta), ``v1beta1`` and ``v1beta2``, KAI-Scheduler's in ``kai.scheduler/v1alpha1``, Volcano's
 HyperNode in ``topology.volcano.sh/v1alpha1``. Kubeflow's training jobs (PyTorchJob, TFJob,
@@ -44,6 +45,7 @@ from . import (
     kubeflow,
     kuberay,
     kueue,
+    kueue_priority,
     lws,
     mpijob,
     pod_fields,
@@ -72,6 +74,7 @@ OBJECTS: dict[tuple[str, str], Load] = {
     ("apps/v1", "Deployment"): workloads.load_deployment,
     ("apps/v1", "StatefulSet"): workloads.load_statefulset,
     (cluster.PRIORITY_API_VERSION, "PriorityClass"): cluster.load_priority_class,
+    **{(version, kueue_priority.KIND): kueue_priority.load for version in kueue_priority.VERSIONS},
     (f"{podgroup.GROUP}/v1alpha1", "PodGroup"): podgroup.load,
     (f"{podgroup.LEGACY_GROUP}/v1alpha1", "PodGroup"): podgroup.load,
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): volcano.load_podgroup,

@@ -333,7 +333,8 @@ def load_job(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
         namespace, name, gang.source_format, gang.field, queue=gang.queue, queue_field=gang.queue_field
     )
     name, pods = template_pods(manifest, "parallelism", readers, count=gang.total_number, gang=ref)
-    gang.priority = priority_of(pod, v.join(template_field, "spec"))
+    template_priority = priority_of(pod, v.join(template_field, "spec"))
+    gang.priority = kueue.workload_priority(metadata, v.join(manifest.path, "metadata"), template_priority)
     return Loaded(object_name=f"job.batch/{name}", gangs=[gang], pods=pods)
 
 

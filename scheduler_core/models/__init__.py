@@ -6,7 +6,8 @@
 - ``history``: append-only records: SchedulingCycle, GangEvent (drained by the publisher),
   BindJournal (a decided placement written before the bind is attempted).
 - ``lease``: SchedulerLease, the single-scheduler lease with its fencing epoch.
-- ``priority``: PriorityClass, applied ``scheduling.k8s.io/v1`` priority classes.
+- ``priority``: PriorityClass, applied ``scheduling.k8s.io/v1`` priority classes, and Kueue's
+  WorkloadPriorityClass.
 - ``queues``: Queue (the tenant tree), LocalQueue, ResourceFlavor, QueueAccess.
 - ``queue_history``: QueueSample, each queue's figures per minute (charts and metrics).
 - ``topology``: Topology (node-label levels) and Volcano's HyperNode tree.
@@ -30,7 +31,7 @@ from .history import (
     SchedulingCycle,
 )
 from .lease import SchedulerLease
-from .priority import PriorityClass
+from .priority import PriorityClass, WorkloadPriorityClass
 from .queue_history import QueueSample
 from .queues import LocalQueue, Queue, QueueAccess, ResourceFlavor
 from .tallies import GangEventMinute, QueueUsage
@@ -63,4 +64,5 @@ __all__ = [
     "SchedulingCycle",
     "Topology",
     "UsageMinute",
+    "WorkloadPriorityClass",
 ]

@@ -23,8 +23,8 @@ PYTHON = re.compile(
 BAD = [None, True, 2**63, 1.5, math.nan, "x", [1, 2], {"a": 1}]
 
 #: The kinds no example file holds: a Node, a Namespace, the older scheduler-plugins PodGroup, a
-#: PriorityClass, a Pod with every constraint (tolerations, node affinity), KAI's PodGroup with
-#: subgroups and a pod of one.
+#: PriorityClass and Kueue's WorkloadPriorityClass, a Pod with every constraint (tolerations, node
+#: affinity), KAI's PodGroup with subgroups and a pod of one.
 MORE = """
 apiVersion: kueue.x-k8s.io/v1alpha1
 kind: Topology
@@ -92,6 +92,17 @@ metadata: {name: pc1}
 value: 10
 globalDefault: false
 description: x
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: wpc1}
+value: 10000
+description: x
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: wpc2}
+value: -5
 ---
 apiVersion: v1
 kind: Pod

@@ -48,6 +48,8 @@ WRONG = [
     ("v1alpha1", "Namespace"),
     ("scheduling.k8s.io/v1beta1", "PriorityClass"),
     ("scheduling.k8s.io/v1alpha2", "PriorityClass"),
+    ("scheduling.k8s.io/v1", "WorkloadPriorityClass"),  # Kueue's kind, not Kubernetes'
+    ("kueue.x-k8s.io/v1", "WorkloadPriorityClass"),
     ("scheduling.k8s.io/v1", "Workload"),
     ("scheduling.k8s.io/v1beta1", "Workload"),
     ("gangsched.io/v1alpha1", "GangJob"),

@@ -193,7 +193,7 @@ def refused(manifest) -> DeclarationError:
         (
             jobset(labels={QUEUE: "main", "kueue.x-k8s.io/priority-class": "high"}),
             "metadata.labels.kueue.x-k8s.io/priority-class",
-            "WorkloadPriorityClass",
+            "unknown WorkloadPriorityClass 'high'",
         ),
         (jobset(annotations={EXCLUSIVE: "not a key"}), f"metadata.annotations.{EXCLUSIVE}", "node-label key"),
         (

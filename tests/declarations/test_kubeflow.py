@@ -286,7 +286,7 @@ def test_the_elastic_policy_bounds_change_nothing_of_the_gang():
             "namespace: ns}",
             "namespace: ns, labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: p}}",
             "metadata.labels.kueue.x-k8s.io/priority-class",
-            "WorkloadPriorityClass",
+            "unknown WorkloadPriorityClass 'p'",
         ),
         ("name: train,", "name: 1train,", "metadata.name", "DNS-1035"),
     ],

@@ -221,10 +221,10 @@ def refused(manifest) -> DeclarationError:
             "documents[1].metadata.annotations.kueue.x-k8s.io/job-min-parallelism",
             "'two' is not an integer",
         ),
-        (
+        (  # a PriorityClass of that name is no WorkloadPriorityClass (test_kueue_priority.py)
             {"labels": {QUEUE: "main", "kueue.x-k8s.io/priority-class": "high"}},
             "documents[1].metadata.labels.kueue.x-k8s.io/priority-class",
-            "WorkloadPriorityClass, which gangsched does not read",
+            "unknown WorkloadPriorityClass 'high'",
         ),
         (
             {"labels": {QUEUE: "main"}, "annotations": {QUEUE: "other"}},

@@ -88,6 +88,10 @@ REQUESTS = {
         podgroup(own_gang(role)) + "---\n" + pod(f"{own_gang(role)}-0", own_gang(role))
     ),
     ("api:manifests", "POST", "node"): lambda role: _yaml(NODE),
+    ("api:manifests", "POST", "workload-priority-class"): lambda role: _yaml(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: w-matrix}\n"
+        "value: 1000\n"
+    ),
     ("api:manifests", "POST", "topology"): lambda role: _yaml(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: t-matrix}\n"
         "spec: {levels: [{nodeLabel: example.com/rack}]}\n"

@@ -109,6 +109,8 @@ TABLE: list[Row] = [
     row("api:gang-kill", "POST", *GANG_ACTION),
     row("api:manifests", "POST", *everyone(CREATED)),
     row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="node"),
+    # Kueue's WorkloadPriorityClass reorders everyone's gangs, as a PriorityClass does.
+    row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="workload-priority-class"),
     row("api:manifests", "POST", *CHANGES_ALICES, case="others-podgroup"),
     row("api:manifests", "POST", *CHANGES_ALICES, case="others-pod"),
     row("api:events", "GET", *everyone(OK)),

@@ -11,7 +11,7 @@
 - a gang is deleted with its pods; a node's pods fail and their gangs reschedule them;
 - with ``-f``: a PodGroup or GangJob deletes its gang (a KAI PodGroup with subgroups: its
   gangs) and pods, a Pod or workload its pods (for good: their owner is gone), a Node the node,
-  a PriorityClass the class, a Namespace every gang and pod in it.
+  a PriorityClass or WorkloadPriorityClass the class, a Namespace every gang and pod in it.
 
 Each deletion prints ``<kind> "<name>" deleted`` (``from <ns> namespace`` for namespaced ones);
 anything not found is reported and the command exits non-zero, unless ``--ignore-not-found``.
@@ -27,6 +27,7 @@ from django.db import transaction
 from scheduler_core.declarations import DeclarationError, documents_parse
 from scheduler_core.declarations.cluster import priority_classes
 from scheduler_core.declarations.documents import documents_expand
+from scheduler_core.declarations.kueue_priority import workload_priority_classes
 from scheduler_core.declarations.queue_objects import QUEUE_OBJECTS
 from scheduler_core.declarations.registry import manifest_load
 from scheduler_core.declarations.topology_objects import TOPOLOGY_OBJECTS
@@ -99,7 +100,7 @@ class Command(BaseCommand):
         data = sys.stdin.buffer.read() if source == "-" else source.read_bytes()
         try:
             manifests = documents_expand(documents_parse(data))
-            with priority_classes(manifests):
+            with priority_classes(manifests), workload_priority_classes(manifests):
                 loaded = [manifest_load(manifest) for manifest in manifests]
         except DeclarationError as error:
             where = f"{label}: {error.field}" if error.field else label
