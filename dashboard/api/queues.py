@@ -84,6 +84,18 @@ class QueueOutput(serializers.Serializer):
         help_text="Seconds its work waits before reclaiming beyond its guarantee (a Volcano queue: 0, "
         "a YuniKorn queue: its preemption.delay); null: the global GANGSCHED_RECLAIM_DELAY_S.",
     )
+    preemptWithin = serializers.BooleanField(  # noqa: N815
+        source="queue.preempt_within",
+        read_only=True,
+        help_text="Whether its work may evict its own lower-priority work (false: a Kueue ClusterQueue "
+        "with withinClusterQueue Never, its default, and a YuniKorn queue).",
+    )
+    reclaimUpTo = serializers.CharField(  # noqa: N815
+        source="queue.reclaim_up_to",
+        read_only=True,
+        help_text='How far its work reclaims from other queues: "fair-share" (its guarantee at once, then '
+        'its fair share after its delay) or "guarantee" (only its guarantee, after its delay: YuniKorn).',
+    )
     open = serializers.BooleanField(source="queue.open")
     cohort = serializers.BooleanField(source="queue.cohort")
     sourceFormat = serializers.CharField(source="queue.source_format")  # noqa: N815

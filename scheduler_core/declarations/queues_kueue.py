@@ -15,8 +15,10 @@ Versions as Kueue serves them (``apis/kueue/v1beta1`` and ``v1beta2``; the Cohor
 - ``fairSharing.weight`` -> weight (> 0); ``stopPolicy``: None -> open, Hold -> closed;
 - ``preemption.reclaimWithinCohort``: Never (Kueue's default) -> not reclaimable, Any ->
   reclaimable (gangsched's reclaim is symmetric: a queue that takes back its quota may have its
-  own borrowing taken back); ``withinClusterQueue``: Never or LowerPriority (gangsched preempts
-  strictly lower-priority gangs in a queue; mark a gang non-preemptible to protect it);
+  own borrowing taken back); ``withinClusterQueue``: Never (Kueue's default) -> no priority
+  preemption inside the ClusterQueue (a higher-priority gang waits for room, as in Kueue),
+  LowerPriority -> strictly lower-priority gangs of the queue may be preempted (mark a gang
+  non-preemptible to protect it);
 - ``namespaceSelector``: ``{}`` (every namespace) only; none is Kueue's "no namespace": the
   queue admits nothing (closed) and still lends; ``queueingStrategy``: BestEffortFIFO.
 
@@ -95,7 +97,7 @@ def load_cluster_queue(manifest: Manifest, readers=()) -> Loaded:
         raise v.DeclarationError(
             limits["lendingLimit"][0], f"a lendingLimit needs a cohort (spec.{cohort_key})"
         )
-    queue.reclaimable = _preemption(spec.get("preemption"), v.join(field, "preemption"))
+    queue.reclaimable, queue.preempt_within = _preemption(spec.get("preemption"), v.join(field, "preemption"))
     queue.open = _stop_policy(spec.get("stopPolicy"), v.join(field, "stopPolicy"))
     selector = spec.get("namespaceSelector")
     if selector is not None and v.mapping(selector, v.join(field, "namespaceSelector")):
@@ -250,7 +252,8 @@ def _quota(queue: QueueSpec, resource: str, quota: dict, field: str, limits: dic
         limits["lendingLimit"].append(v.join(field, "lendingLimit"))
 
 
-def _preemption(value: Any, field: str) -> bool:
+def _preemption(value: Any, field: str) -> tuple[bool, bool]:
+    """Whether the queue is reclaimable and whether it preempts within itself."""
     preemption = v.mapping(value, field)
     keys_check(
         preemption, field, {"reclaimWithinCohort": "", "withinClusterQueue": "", "borrowWithinCohort": ""}
@@ -267,7 +270,7 @@ def _preemption(value: Any, field: str) -> bool:
     if v.choice(within, v.join(field, "withinClusterQueue"), policies) not in ("Never", "LowerPriority"):
         raise v.DeclarationError(
             v.join(field, "withinClusterQueue"),
-            "gangsched preempts strictly lower-priority gangs within a queue: use LowerPriority",
+            "gangsched preempts strictly lower-priority gangs within a queue: use LowerPriority or Never",
         )
     borrow_field = v.join(field, "borrowWithinCohort")
     borrow = v.mapping(preemption.get("borrowWithinCohort"), borrow_field)
@@ -275,7 +278,7 @@ def _preemption(value: Any, field: str) -> bool:
         raise v.DeclarationError(
             borrow_field, "gangsched never preempts to borrow: only policy Never is read"
         )
-    return reclaim == "Any"
+    return reclaim == "Any", within == "LowerPriority"
 
 
 def _stop_policy(value: Any, field: str, *, hold_ok: bool = True) -> bool:

@@ -23,7 +23,11 @@ is refused naming ``metadata.name``.
   delay. YuniKorn falls back to the default on a delay it cannot parse; gangsched refuses it
   naming the property. ``default`` values of the other properties below are accepted as absent;
 - ``submitacl`` / ``adminacl``: ``*`` (everyone) only: who may submit to a queue is set in
-  gangsched.
+  gangsched;
+- every queue preempts as YuniKorn does (``PREEMPTION_RULES``): never among its own work
+  (YuniKorn's preemption design has no intra-queue preemption), and across queues only up to
+  its guarantee (or an ancestor's), after its delay, never when none on its path declares one
+  (YUNIKORN-1951), and only from queues that keep theirs.
 
 Refused, naming the key: ``placementrules``, ``limits``, ``nodesortpolicy``,
 ``usergroupresolver``, ``preemption`` other than enabled, ``maxapplications``, ``childtemplate``,
@@ -53,6 +57,9 @@ _QUANTITY = re.compile(r"([0-9]{1,19})\s*([mkKMGTPE]i?)?")  # Go's ParseInt: int
 _MULTIPLIERS = {"": 1, "m": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
 _MULTIPLIERS |= {f"{p}i": 1 << (10 * n) for n, p in enumerate("KMGTPE", start=1)}
 _INT64_MAX = 2**63 - 1
+#: How every YuniKorn queue preempts (``engine.model.Queue``'s docstring): no preemption within
+#: a queue, and reclaim only up to the declared guarantees.
+PREEMPTION_RULES = {"preempt_within": False, "reclaim_up_to": "guarantee"}
 #: YuniKorn's ``configs.DefaultPreemptionDelay``.
 DEFAULT_PREEMPTION_DELAY_S = 30.0
 PREEMPTION_DELAY = "preemption.delay"
@@ -157,6 +164,7 @@ def config_read(text: str, field: str, declaration: dict) -> list[QueueSpec]:
                 field=queues_field,
                 declaration=declaration,
                 reclaim_delay_s=DEFAULT_PREEMPTION_DELAY_S,
+                **PREEMPTION_RULES,
             )
         )
         for index, queue in enumerate(roots):
@@ -209,6 +217,7 @@ def _queue(
         parent=parent,
         guarantee=_resources(resources.get("guaranteed"), v.join(resources_field, "guaranteed")),
         max=_resources(resources.get("max"), v.join(resources_field, "max")),
+        **PREEMPTION_RULES,
     )
     spec.reclaimable, spec.reclaim_delay_s = _properties(
         queue.get("properties"), v.join(field, "properties"), delay

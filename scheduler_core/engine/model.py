@@ -273,7 +273,17 @@ class Queue:
     - ``open``: a closed queue places nothing new (what runs keeps running);
     - ``reclaim_delay_s``: how long a unit of this leaf queue waits before it reclaims beyond the
       queue's guarantee (reclaim.py); None: ``EngineConfig.reclaim_delay_s``. Volcano queues
-      reclaim at once (0), YuniKorn's wait their ``preemption.delay``.
+      reclaim at once (0), YuniKorn's wait their ``preemption.delay``;
+    - ``preempt_within``: whether a unit of this leaf queue may evict its own queue's
+      lower-priority work (preempt.py, and at the queue's max, reclaim.py ``within_max``).
+      False for a Kueue ClusterQueue whose ``withinClusterQueue`` is Never (Kueue's default) and
+      for YuniKorn, which has no intra-queue preemption;
+    - ``reclaim_up_to``: how far a unit of this leaf queue reclaims from other queues.
+      ``"fair-share"``: up to its guarantee at once, then up to its fair share after its delay
+      (reclaim.py's two rules). ``"guarantee"``, as YuniKorn preempts: only while the queue and
+      each ancestor that declares a guarantee stay within it, never when none on its path
+      declares one, only after ``reclaim_delay_s``, and only from queues that stay at or above
+      their declared guarantees (``reclaim_declared.py``).
 
     Work is placed only in leaf queues; an inner queue aggregates its children.
     """
@@ -289,6 +299,12 @@ class Queue:
     weights: Mapping[str, float] = field(default_factory=dict)
     unlimited_guarantee: frozenset[str] = frozenset()
     reclaim_delay_s: float | None = None
+    preempt_within: bool = True
+    reclaim_up_to: str = "fair-share"
+
+
+#: ``Queue.reclaim_up_to``'s choices.
+RECLAIM_UP_TO = ("fair-share", "guarantee")
 
 
 @dataclass(frozen=True, slots=True)

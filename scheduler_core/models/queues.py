@@ -60,6 +60,16 @@ class Queue(models.Model):
         blank=True,
         help_text="Seconds its work waits before reclaiming beyond its guarantee; empty: the global delay.",
     )
+    preempt_within = models.BooleanField(
+        default=True,
+        help_text="Its work may evict its lower-priority work (not Kueue's Never, not YuniKorn).",
+    )
+    reclaim_up_to = models.CharField(
+        max_length=16,
+        choices=[("fair-share", "fair share"), ("guarantee", "guarantee")],
+        default="fair-share",
+        help_text="How far its work reclaims: its fair share, or only its guarantee (YuniKorn).",
+    )
     source_format = models.CharField(max_length=32, blank=True, default="gangsched")
     declaration = models.JSONField(default=dict, blank=True, help_text="The object it was applied as.")
     extra = models.JSONField(default=dict, blank=True)
@@ -75,6 +85,9 @@ class Queue(models.Model):
             models.CheckConstraint(
                 condition=Q(reclaim_delay_s__isnull=True) | Q(reclaim_delay_s__gte=0),
                 name="queue_reclaim_delay_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(reclaim_up_to__in=["fair-share", "guarantee"]), name="queue_reclaim_up_to_known"
             ),
         ]
 

@@ -9,6 +9,7 @@ is written when it raises. The rules:
   ``MAX_AMOUNT`` so sums over a tree stay in int64; weight, and each weight per resource
   (``weights``), is a finite number > 0; a resource guaranteed all it asks
   (``unlimited_guarantee``, KAI's ``quota: -1``) has no amount in ``guarantee``;
+  ``reclaim_up_to`` is one the engine knows (``RECLAIM_UP_TO``);
 - the parent exists (stored, or declared in the same apply), and following parents never leads
   back to the queue (no cycle);
 - per resource: max >= guarantee; lending_limit <= guarantee; the guarantees of a queue's
@@ -26,7 +27,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from scheduler_core.engine.model import GangPhase
+from scheduler_core.engine.model import RECLAIM_UP_TO, GangPhase
 from scheduler_core.models import Gang, LocalQueue, Member, Queue
 from scheduler_core.specs.errors import DeclarationError, join
 from scheduler_core.specs.queues import QueueSpec
@@ -88,6 +89,11 @@ def _spec_check(spec: QueueSpec) -> None:
     if weight <= 0:
         raise DeclarationError(join(spec.field, "weight"), f"must be greater than 0, not {weight}")
     _weights_check(spec)
+    if spec.reclaim_up_to not in RECLAIM_UP_TO:
+        raise DeclarationError(
+            join(spec.field, "reclaim_up_to"),
+            f"must be one of {', '.join(RECLAIM_UP_TO)}, not {spec.reclaim_up_to!r}",
+        )
     for resource, amount in spec.max.items():
         if amount < spec.guarantee.get(resource, 0):
             raise DeclarationError(
@@ -247,6 +253,8 @@ def spec_of(queue: Queue, **changes: Any) -> QueueSpec:
         open=queue.open,
         cohort=queue.cohort,
         reclaim_delay_s=queue.reclaim_delay_s,
+        preempt_within=queue.preempt_within,
+        reclaim_up_to=queue.reclaim_up_to,
         extra=dict(queue.extra),
     )
     for key, value in changes.items():

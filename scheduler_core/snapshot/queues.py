@@ -41,13 +41,13 @@ def queues_read() -> tuple[tuple[engine.Queue, ...], Resolve]:
         .values_list(
             *("name", "parent__name", "guarantee", "max", "lending_limit"),
             *("weight", "reclaimable", "open", "local", "cohort", "source_format", "extra"),
-            *("weights", "unlimited_guarantee", "reclaim_delay_s"),
+            *("weights", "unlimited_guarantee", "reclaim_delay_s", "preempt_within", "reclaim_up_to"),
         )
     )
     queues, local, pools = [], {}, {}
     for row in rows:
         name, parent, guarantee, max_, lending, weight, reclaimable, open_, local_keys = row[:9]
-        cohort, source_format, extra, weights, unlimited, delay = row[9:]
+        cohort, source_format, extra, weights, unlimited, delay, within, up_to = row[9:]
         if cohort and source_format == "kueue":
             pools[name] = ints((extra or {}).get("borrowing_limit") or {})
         queues.append(
@@ -63,6 +63,8 @@ def queues_read() -> tuple[tuple[engine.Queue, ...], Resolve]:
                 weights={resource: float(w) for resource, w in (weights or {}).items()},
                 unlimited_guarantee=frozenset(unlimited or ()),
                 reclaim_delay_s=delay,
+                preempt_within=within,
+                reclaim_up_to=up_to,
             )
         )
         for key in local_keys:

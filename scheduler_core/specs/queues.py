@@ -42,6 +42,12 @@ class QueueSpec:
     # How long its units wait before reclaiming beyond its guarantee, in seconds; None: the
     # global ``GANGSCHED_RECLAIM_DELAY_S``. Volcano: 0 (at once); YuniKorn: ``preemption.delay``.
     reclaim_delay_s: float | None = None
+    # Whether its units may evict its own lower-priority work. Kueue: withinClusterQueue
+    # LowerPriority (Never, its default: False); YuniKorn: False (no intra-queue preemption).
+    preempt_within: bool = True
+    # How far its units reclaim from other queues: "fair-share" (gangsched's two rules) or
+    # "guarantee" (only up to its declared guarantees, after its delay: YuniKorn's preemption).
+    reclaim_up_to: str = "fair-share"
     # Fields from the source a reader should see on the Queues page, e.g. Kueue's flavor per
     # resource ({"nvidia.com/gpu": "a100"}).
     extra: dict[str, Any] = field(default_factory=dict)

@@ -12,6 +12,8 @@ from scheduler_core.models import Gang, GangEvent, Member
 from scheduler_core.services.cycle import cycle_run
 from tests.loop.factories import make_nodes
 
+from .conftest import yunikorn_configs
+
 pytestmark = pytest.mark.django_db
 
 
@@ -306,24 +308,10 @@ def test_kai_divides_each_resource_by_its_own_over_quota_weights():
     assert placed.filter(name__startswith="q2-").count() == 5
 
 
-YUNIKORN = """
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: yunikorn-configs, namespace: yunikorn}
-data:
-  queues.yaml: |
-    partitions:
-      - name: default
-        queues:
-          - name: root
-            queues:
-              - name: parent
-                resources:
-                  max: {vcore: 4}
-                queues:
-                  - name: leaf1
-                  - name: leaf2
-"""
+YUNIKORN = yunikorn_configs(
+    "{name: root, queues: [{name: parent, resources: {max: {vcore: 4}},"
+    " queues: [{name: leaf1}, {name: leaf2}]}]}"
+)
 
 YUNIKORN_POD = """
 apiVersion: v1

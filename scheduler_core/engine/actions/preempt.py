@@ -17,7 +17,9 @@
    free. Members beyond the minimum are not nominated: they wait for free room.
 
 With queues priority preemption stays within the preemptor's queue: victims are
-its own queue's work (taking another queue's is reclaim, ``reclaim.py``). The search runs on
+its own queue's work (taking another queue's is reclaim, ``reclaim.py``), and only where the
+queue's format preempts within a queue (``Queue.preempt_within``: not Kueue's
+``withinClusterQueue: Never``, not YuniKorn). The search runs on
 the nodes alone; the victims found are kept only if the preemptor then also fits its queue's
 headroom, with the victims' usage given back to the queue.
 """
@@ -53,8 +55,11 @@ def preempt(session: Session, unit: Unit) -> bool:
     ledger = session.queues
     if ledger is None:
         listed = candidates(session, unit.priority)
-    else:  # within the unit's own queue
-        listed = of_queue(session, queue_order.unit_queue(ledger, unit), unit.priority)
+    else:  # within the unit's own queue, if its format preempts there
+        queue = queue_order.unit_queue(ledger, unit)
+        if not preempts_within(ledger, queue):
+            return False
+        listed = of_queue(session, queue, unit.priority)
     victims = [
         victim
         for victim in listed
@@ -88,6 +93,13 @@ def preempt(session: Session, unit: Unit) -> bool:
             return False
     _commit(session, unit, chosen)
     return True
+
+
+def preempts_within(ledger, queue: int) -> bool:
+    """Whether a unit of ``queue`` may evict its own queue's lower-priority work: not in a Kueue
+    ClusterQueue whose ``withinClusterQueue`` is Never, nor in a YuniKorn queue (YuniKorn has no
+    intra-queue preemption). A queue the tree does not have (-1) keeps gangsched's rule."""
+    return queue < 0 or ledger.tree.queues[queue].preempt_within
 
 
 def _fewest(

@@ -20,7 +20,12 @@ one of two rules:
   do (KAI-Scheduler #1934): a team without a guarantee gets a fair part of what is above the
   guarantees, instead of whatever it holds when the others arrive.
 
-Then, for both rules:
+A queue whose ``reclaim_up_to`` is "guarantee" (YuniKorn's) has neither: it reclaims only after
+its delay, only while it and each ancestor that declares a guarantee stay within it, never when
+none on its path declares one, and only from work whose queues keep their declared guarantees
+(``reclaim_declared.py``).
+
+Then, for every rule:
 
 1. Victims are work of *reclaimable* queues, in ``victims.py``'s order whatever their priority
    relative to the unit's (queues, not priorities, decide across queues): elastic members
@@ -50,11 +55,14 @@ from .. import explain, queue_explain, queue_order
 from ..decisions import Evict, Explanation, Reason, Transition, TransitionKind
 from ..queue import Unit
 from ..session import Session
-from . import domain_victims
-from .preempt import _above_minimum, _nominate
+from . import domain_victims, reclaim_declared
+from .preempt import _above_minimum, _nominate, preempts_within
 from .reclaim_bundles import Bundle, bundles_of, fewest_bundles, lift, minimal_of, shortest_prefix
 from .victim_index import of_queues
 from .victims import Victim
+
+#: The rule of a queue whose ``reclaim_up_to`` is "guarantee" (``reclaim_declared.py``).
+DECLARED = "declared-guarantee"
 
 
 def reclaim(session: Session, unit: Unit) -> bool:
@@ -64,17 +72,12 @@ def reclaim(session: Session, unit: Unit) -> bool:
     needs at least as much of everything: the answer would be the same, at the same cost.
     """
     ledger = session.queues
-    mode = session.config.reclaim
     queue = queue_order.unit_queue(ledger, unit)
-    if mode == "none" or queue < 0 or _above_minimum(session, unit):
+    if session.config.reclaim == "none" or queue < 0 or _above_minimum(session, unit):
         return False
-    # Up to its guarantee a queue reclaims at once and from anyone over theirs (Kueue's and
-    # KAI's rule); beyond it, up to its fair share, only after the delay and from queues over
-    # their fair share.
-    guaranteed = _within_guarantee(session, queue, unit)
-    if mode == "guarantee" and not guaranteed:
+    rule = _rule(session, queue, unit)
+    if rule is None:
         return False
-    rule = "guarantee" if guaranteed else "fair-share"
     need = _need(session, unit)
     if rule == "fair-share":
         if ledger.ratios[queue] >= 1.0 or session.now - unit.created < reclaim_delay(session, queue):
@@ -85,7 +88,9 @@ def reclaim(session: Session, unit: Unit) -> bool:
     if any(np.all(earlier <= need) for earlier in failed):
         return False
     tree = ledger.tree
-    if rule == "guarantee":
+    if rule == DECLARED:  # any other queue's work: reclaim_declared.eligible sorts it
+        over = {v for v in range(tree.size) if ledger.leaf[v] and tree.queues[v].reclaimable}
+    elif rule == "guarantee":
         declared = _declared(ledger)
         over = {
             v
@@ -118,6 +123,26 @@ def reclaim(session: Session, unit: Unit) -> bool:
     return True
 
 
+def _rule(session: Session, queue: int, unit: Unit) -> str | None:
+    """The rule the unit reclaims by; None: it may not reclaim now.
+
+    Up to its guarantee a queue reclaims at once and from anyone over theirs (Kueue's and KAI's
+    rule); beyond it, up to its fair share, only after the delay and from queues over their
+    fair share. A queue whose ``reclaim_up_to`` is "guarantee" (YuniKorn) reclaims only up to
+    its declared guarantees, after its delay, from queues staying at or above theirs
+    (``reclaim_declared.py``).
+    """
+    request = _request(session, unit)
+    if session.queues.tree.queues[queue].reclaim_up_to == "guarantee":
+        if session.now - unit.created < reclaim_delay(session, queue):
+            return None
+        return DECLARED if reclaim_declared.within(session, queue, request) else None
+    guaranteed = _within_guarantee(session, queue, request)
+    if session.config.reclaim == "guarantee" and not guaranteed:
+        return None
+    return "guarantee" if guaranteed else "fair-share"
+
+
 def reclaim_delay(session: Session, queue: int) -> float:
     """How long a unit of leaf ``queue`` waits before reclaiming beyond its guarantee: the
     queue's own delay (a Volcano queue reclaims at once, a YuniKorn queue after its
@@ -126,13 +151,18 @@ def reclaim_delay(session: Session, queue: int) -> float:
     return session.config.reclaim_delay_s if own is None else own
 
 
-def _within_guarantee(session: Session, queue: int, unit: Unit) -> bool:
-    """Whether the queue stays within its guarantee once the unit's pending pods are placed, on
-    the resources the unit asks for that the queues account (``fairshare.measured``)."""
-    ledger = session.queues
+def _request(session: Session, unit: Unit) -> np.ndarray:
+    """What the unit's pending pods request (its gangs' members, or its lone pod)."""
     pods = [pod for key in unit.gangs for pod in session.members.get(key, ())] or unit.pods
-    request = sum((session.state.vector(pod) for pod in pods if pod.pending), 0.0)
-    counted = ledger.measured & (np.asarray(request) > 0)
+    return np.asarray(sum((session.state.vector(pod) for pod in pods if pod.pending), 0.0))
+
+
+def _within_guarantee(session: Session, queue: int, request: np.ndarray) -> bool:
+    """Whether the queue stays within its guarantee once the unit's pending pods (``request``)
+    are placed, on the resources the unit asks for that the queues account
+    (``fairshare.measured``)."""
+    ledger = session.queues
+    counted = ledger.measured & (request > 0)
     return not np.any((ledger.usage[queue] + request > ledger.guarantee[queue] + 1e-9) & counted)
 
 
@@ -156,7 +186,8 @@ def _choose(
     """
     bundles = bundles_of(session, pool)
     if rule != "guarantee":
-        return fewest_bundles(session, unit, _eligible(session, queue, bundles, need), minimal)
+        pick = reclaim_declared.eligible if rule == DECLARED else _eligible
+        return fewest_bundles(session, unit, pick(session, queue, bundles, need), minimal)
     stream = _borrowing(session, queue, bundles)
     eligible: list[Bundle] = []
     freed = np.zeros_like(need)
@@ -251,7 +282,7 @@ def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle], rul
     chosen = [bundle.victims[0] for bundle in bundles]
     request = sum((victim.rows.sum(axis=0) for victim in chosen), np.zeros(len(session.state.resources)))
     victim_queues = list(dict.fromkeys(bundle.queue for bundle in bundles))
-    basis = "guarantee" if rule == "guarantee" else "fair share"
+    basis = "fair share" if rule == "fair-share" else "guarantee"
     text, details = queue_explain.reclaim_text(ledger, victim_queues, request, basis)
     by = ledger.tree.queues[queue].name
     names = _evict(session, bundles, f"reclaimed by queue {name} (below its {basis}) for {unit.key}", by)
@@ -304,12 +335,14 @@ def _evict(session: Session, bundles: list[Bundle], why: str, reclaimed_by: str 
 
 
 def within_max(session: Session, unit: Unit) -> bool:
-    """Priority preemption within a queue at its max (Kueue's preemption within a ClusterQueue):
-    the unit's own queue's lower-priority work makes room under the max, chosen as reclaim
-    chooses (fewest, then given back if not needed), with the queue's headroom checked."""
+    """Priority preemption within a queue at its max (Kueue's ``withinClusterQueue:
+    LowerPriority``): the unit's own queue's lower-priority work makes room under the max, chosen
+    as reclaim chooses (fewest, then given back if not needed), with the queue's headroom
+    checked. Never in a queue whose format does not preempt within a queue
+    (``Queue.preempt_within``: Kueue's default Never, YuniKorn): the unit waits at the max."""
     ledger = session.queues
     queue = queue_order.unit_queue(ledger, unit)
-    if queue < 0 or _above_minimum(session, unit):
+    if queue < 0 or not preempts_within(ledger, queue) or _above_minimum(session, unit):
         return False
     pool = [
         victim for victim in of_queues(session, {queue}, tuple(unit.gangs)) if victim.priority < unit.priority

@@ -6,6 +6,7 @@ import dataclasses
 
 from scheduler_core.engine import Queue, Snapshot, apply_result, run_cycle
 
+from .. import world
 from ..world import GI, NOW
 
 GPU = "nvidia.com/gpu"
@@ -35,6 +36,16 @@ def queue(name: str, parent: str | None = None, *, guarantee=None, max=None, len
 
 def with_queues(snapshot: Snapshot, *queues: Queue) -> Snapshot:
     return dataclasses.replace(snapshot, queues=tuple(queues))
+
+
+def full_at_max(incoming: str, priority: int, q: Queue) -> Snapshot:
+    """Queue ``q`` (max 4 GPUs) runs a priority-0 gang of 4 GPUs on an 8-GPU node; a gang of 2
+    GPUs of ``priority`` (``incoming``, its key) arrives in it."""
+    low = world.gang("ns/low", 4, queue=q.name, satisfied=True)
+    running = world.members("ns/low", 4, gpu=1, node="n0", started=1.0)
+    waiting = world.gang(incoming, 2, queue=q.name, priority=priority, created=5)
+    pods = [*running, *world.members(incoming, 2, gpu=1, priority=priority)]
+    return with_queues(world.snapshot([world.node("n0", cpu=32, memory=64, gpu=8)], pods, [low, waiting]), q)
 
 
 def add(snapshot: Snapshot, pods=(), gangs=()) -> Snapshot:

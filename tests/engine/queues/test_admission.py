@@ -6,7 +6,7 @@ from __future__ import annotations
 from scheduler_core.engine import EngineConfig, HeadOfLine, Reason, run_cycle
 
 from ..world import NOW, bound, bound_of, gang, members, node, nodes, pod, snapshot
-from .qworld import GPU, amounts, queue, usage, with_queues
+from .qworld import GPU, amounts, full_at_max, queue, usage, with_queues
 
 
 def gpu_gangs(prefix: str, count: int, size: int, queue_name: str, created: float = 0.0, **kwargs):
@@ -254,18 +254,7 @@ def test_at_its_max_a_higher_priority_gang_preempts_within_its_queue():
     queue stays within its max; a gang of the same priority only waits."""
     from .qworld import cycles
 
-    low = gang("ns/low", 4, queue="q", satisfied=True)
-    running = members("ns/low", 4, gpu=1, node="n0", started=1.0)
-    high = gang("ns/high", 2, queue="q", priority=10, created=5)
-    world = with_queues(
-        snapshot(
-            [node("n0", cpu=32, memory=64, gpu=8)],
-            [*running, *members("ns/high", 2, gpu=1, priority=10)],
-            [low, high],
-        ),
-        queue("q", max=amounts(gpu=4)),
-    )
-    results, final = cycles(world, 2)
+    results, final = cycles(full_at_max("ns/high", 10, queue("q", max=amounts(gpu=4))), 2)
     assert sorted(e.pod for e in results[0].evictions) == [f"ns/low-{i}" for i in range(4)]
     assert (
         results[0]
@@ -276,12 +265,5 @@ def test_at_its_max_a_higher_priority_gang_preempts_within_its_queue():
     assert why.reason == Reason.PREEMPTING and "within queue q, at its max" in why.message
     assert bound_of(results[1], "ns/high") == ["ns/high-0", "ns/high-1"]
     assert usage(final, "q") == 2
-    same = gang("ns/same", 2, queue="q", created=5)
-    world = with_queues(
-        snapshot(
-            [node("n0", cpu=32, memory=64, gpu=8)], [*running, *members("ns/same", 2, gpu=1)], [low, same]
-        ),
-        queue("q", max=amounts(gpu=4)),
-    )
-    result = run_cycle(world, NOW)
+    result = run_cycle(full_at_max("ns/same", 0, queue("q", max=amounts(gpu=4))), NOW)
     assert result.evictions == [] and result.explanations["ns/same"].reason == Reason.QUEUE_MAX
