@@ -73,6 +73,24 @@ def test_the_preemptor_binds_once_its_victims_are_gone():
     assert bound_of(second, "batch/low") == []
 
 
+def test_a_lone_preemptor_binds_on_its_nomination_once_its_victim_is_gone():
+    """A pod of no gang evicts a lower-priority pod and is nominated on its node; in the next
+    cycle it binds there (its own reservation used to count against it: it waited forever)."""
+    low = pod("batch/low", cpu=4, node="n0", started=NOW - 10, priority=0)
+    high = pod("prod/high", cpu=4, priority=10)
+    state = snapshot(nodes(1), (low, high), [])
+    first = run_cycle(state, NOW)
+    assert evicted(first) == {"batch/low"} and [(r.pod, r.node) for r in first.reservations] == [
+        ("prod/high", "n0")
+    ]
+    state = apply_result(state, first, NOW)
+    state = dataclasses.replace(state, pods=tuple(p for p in state.pods if p.key != "batch/low"))  # deleted
+
+    second = run_cycle(state, NOW + 1)
+
+    assert [(b.pod, b.node) for b in second.binds] == [("prod/high", "n0")]
+
+
 def test_equal_priority_is_never_preempted():
     state = world()
     state = dataclasses.replace(

@@ -43,6 +43,8 @@ def allocate(session: Session) -> None:
             continue
         if ledger is not None and (unit.key in ledger.gated or len(unit.gangs) > 1) and _gated(session, unit):
             continue
+        if _nominated_alone(session, unit):
+            continue
         if head is not None and config.head_of_line == HeadOfLine.BLOCK:
             _explain_behind(session, unit, head)
             continue
@@ -77,6 +79,24 @@ def allocate(session: Session) -> None:
             continue
         _keep_reservations(session, unit)
         head = plan_head(session, unit)
+
+
+def _nominated_alone(session: Session, unit: Unit) -> bool:
+    """A lone pod that holds a reservation (its nomination after preemption or reclaim, kept by
+    ``reservations.validate`` only once the room is free) binds there. A gang's held members
+    bind with the gang (``_bind``); a lone pod's trial would place it only on free room, which
+    its own reservation already counts as used, so it would wait forever."""
+    if unit.is_gang:
+        return False
+    pod = unit.pods[0]
+    node = session.reserved_node(pod)
+    if node is None:
+        return False
+    session.bound_at[pod.key] = session.state.node_index[node]
+    session.result.binds.append(Bind(pod.key, node, pod.gang))
+    session.result.explanations.pop(pod.key, None)
+    session.done.add(unit.key)
+    return True
 
 
 def _requeued(session: Session, unit: Unit) -> bool:
