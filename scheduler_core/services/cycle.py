@@ -243,6 +243,8 @@ def evictions_apply(
             if evict.gang not in preempted:
                 namespace, name = evict.pod.split("/", 1)
                 backend.delete_pod(namespace, name, evict.reason)
+                if evict.gang is None:  # no gang history records it: the log and the pod do
+                    logger.info("pod %s evicted: %s", evict.pod, evict.reason, extra={"pod": evict.pod})
         shrunk = _gangs_by_key({key for key, _reason in taken if key not in preempted})
         events_record_many(
             {

@@ -16,7 +16,7 @@ from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services.cycle import cycle_run
 from scheduler_core.services.lifecycle import failures_handle
 
-from .factories import make_gang, make_nodes
+from .factories import GI, make_gang, make_nodes
 from .workers import Worker, wait_for
 
 pytestmark = pytest.mark.django_db
@@ -131,3 +131,27 @@ def test_a_celery_worker_takes_only_the_elastic_members_the_preemptor_needs():
     [event] = preempted_events(low)
     assert event.details["taken"] == ["batch/low-3", "batch/low-2"]
     assert "elastic member above minMember 1 of gang batch/low" in event.reason
+
+
+def test_a_lone_pod_preempts_a_lone_pod_says_so_in_the_log_and_binds_on_its_nomination(caplog):
+    """Two pods of no gang: the priority-10 one evicts the priority-0 one (the pod's annotation
+    and the worker's log say why: no gang history holds it), is nominated on the room, and binds
+    there in the cycle after the eviction."""
+    make_nodes(1, cpu=4)
+    requests = {"cpu": 4000, "memory": GI}
+    Member.objects.create(namespace="batch", name="low", requests=requests, priority=0)
+    cycle_run(holder="test")
+    Member.objects.create(namespace="prod", name="high", requests=requests, priority=10)
+
+    with caplog.at_level("INFO", logger="scheduler_core.services.cycle"):
+        cycle_run(holder="test")
+
+    low = Member.objects.get(name="low")
+    assert low.phase == MemberPhase.FAILED and "preempted" in low.annotations["gangsched.io/deleted-reason"]
+    assert any(record.getMessage().startswith("pod batch/low evicted: ") for record in caplog.records)
+    assert Member.objects.get(name="high").reserved_node == "n0"
+
+    cycle_run(holder="test")
+
+    high = Member.objects.get(name="high")
+    assert (high.node, high.reserved_node) == ("n0", None)
