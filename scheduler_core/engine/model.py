@@ -181,11 +181,19 @@ class TopologyConstraint:
 
     Both set: the gang must be inside one ``required`` domain and prefers one ``preferred`` domain
     within it.
+
+    ``exclusive`` makes the ``required`` domain the gang's own among exclusive gangs (JobSet's
+    and LeaderWorkerSet's ``exclusive-topology``): it goes only to a domain of that level that
+    holds no pod (running, bound, reserved) of another gang exclusive at the same level key, so
+    while it is there no other such gang is placed there. Gangs that are not exclusive may share
+    the domain, as upstream's anti-affinity selects only the pods that carry its label
+    (``topology_exclusive.py``).
     """
 
     required: str | None = None
     preferred: str | None = None
     topology: str | None = None
+    exclusive: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ holds, and discarded otherwise, so no half-placed gang ever leaks out of an acti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,6 +59,10 @@ class Session:
         # Topology: each level's domain of every node, built on first use
         # (``topology.py``); None until a gang with a constraint is placed.
         self.domains = None
+        # A what-if that takes pods' usage off the state (backfill's endings, an empty cluster,
+        # terminating pods gone) says which pods it takes away, so that they stop holding an
+        # exclusive domain too (``topology_exclusive.py``); None: the cluster as it is.
+        self.vanished: Callable[[Pod], bool] | None = None
 
     def build_queue(self) -> None:
         self.units = build_units(self.snapshot, self.config, self.gangs, self.members, self.pending)

@@ -20,6 +20,9 @@ any gang. The rules, in the order they apply:
 4. *Members already placed* (running, held reservations) anchor the gang: a level counts only
    the domain they are all in; at a level they are already split over, the gang is placed within
    the union of their domains if that level is required, and the level is skipped if preferred.
+5. *Exclusive* gangs: the required level's domains that another gang exclusive at it holds are
+   left out before any of the above (``topology_exclusive.py``); when that leaves none that fits,
+   the explanation says how many domains are held, and by whom.
 
 Per level the domain of every node is an index array built once a cycle (``topology_index.py``);
 a gang's room per domain is ``fit_counts`` summed with ``np.bincount``, so nothing walks nodes
@@ -29,14 +32,15 @@ named ``r1`` in two blocks is two racks), so domains of a narrower level always 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import topology_exclusive
 from .model import Gang, GangMode, Placement, Pod
 from .placement import fit_counts
 from .session import Session, Trial, shapes
-from .topology_index import Level, domains, plan_of, unknown
+from .topology_index import Level, Plan, domains, plan_of, unknown
 
 __all__ = [
     "Miss",
@@ -48,6 +52,7 @@ __all__ = [
     "place",
     "placed_members",
     "plan_of",
+    "required_nodes",
     "room_for",
     "unknown",
 ]
@@ -68,6 +73,7 @@ class Miss:
     best: int  # the domain with the most room, -1: none had any
     best_amount: int  # of the resource, in copies the domain can take
     best_members: int
+    held: dict[int, str] = field(default_factory=dict)  # exclusive: domains other gangs hold
 
 
 @dataclass
@@ -104,8 +110,8 @@ def place(
     levels = index.levels(plan.topology)
     pinned = index.pin.get(gang.key)
     pin = pinned  # and, with a required level, only nodes in one of its domains
-    if plan.required is not None:
-        valid = levels[plan.required].valid
+    valid, held = required_nodes(session, trial, gang, plan, levels)
+    if valid is not None:
         pin = valid if pinned is None else pinned & valid
     placed = placed_members(session, gang)
     room = room_for(session, trial.available(), gang, pods, pin, placed)
@@ -150,7 +156,24 @@ def place(
                 return left, None  # placed, or held back by its queue: no other domain helps
             trial.undo_since(mark)
     required = levels[plan.required]
-    return _best_effort(session, trial, gang, pods, room, required, anchored(required, anchor), pin)
+    return _best_effort(session, trial, gang, pods, room, required, anchored(required, anchor), pin, held)
+
+
+def required_nodes(
+    session: Session, trial: Trial | None, gang: Gang, plan: Plan, levels: list[Level]
+) -> tuple[np.ndarray | None, dict[int, str]]:
+    """The nodes the required level leaves the gang (those in one of its domains, less, for an
+    exclusive gang, the domains other exclusive gangs hold) and those held domains; None: no
+    required level."""
+    if plan.required is None:
+        return None, {}
+    level = levels[plan.required]
+    if not gang.topology.exclusive:
+        return level.valid, {}
+    held = topology_exclusive.held(session, trial, gang, level)
+    if not held:
+        return level.valid, held
+    return level.valid & ~np.isin(level.ids, list(held)), held
 
 
 def placed_members(session: Session, gang: Gang) -> tuple[list[Pod], list[Pod]]:
@@ -262,6 +285,7 @@ def _best_effort(
     level: Level,
     allowed: int,
     pin,
+    held: dict[int, str],
 ) -> tuple[list[Pod], Miss]:
     """No domain of the required level holds the gang: place what the best one takes (the
     one its placed members are in, if any; NonStrict gangs keep it as a reservation) and say
@@ -294,6 +318,7 @@ def _best_effort(
         best,
         int(amount[best]) if best >= 0 else 0,
         int(placeable[best]) if best >= 0 else 0,
+        held,
     )
     return left, miss
 

@@ -37,15 +37,23 @@ def no_domain(gang: Gang, miss: Miss, resources: Explanation) -> Explanation:
     demand = format_amount(resource, miss.demand)
     text = f"no {level.name} has {demand} free {resource}"
     best = None
-    if miss.best >= 0:
+    held = sorted(miss.held.items())
+    if held and len(held) >= level.count:
+        named = _held_text(level, held)
+        text = f"every {level.name} holds another exclusive gang (all {level.count}: {named})"
+    elif miss.best >= 0:
         best = level.names[miss.best]
         text += f" (best: {level.name} {best}, {format_amount(resource, miss.best_amount)} free)"
     else:
         text += f" (no {level.name} has any)"
+    if held and len(held) < level.count:
+        count = f"{len(held)} of {level.count} {level.name}s"
+        text += f"; other exclusive gangs hold {count} ({_held_text(level, held)})"
     shapes = resources.details.get("shapes")
     if shapes:
         parts = [(shape["count"], shape["requests"]) for shape in shapes]
-        text = f"needs {shapes_text(parts)} in one {level.name}; " + text
+        own = " of its own" if gang.topology is not None and gang.topology.exclusive else ""
+        text = f"needs {shapes_text(parts)} in one {level.name}{own}; " + text
     needed = resources.details.get("needed", miss.best_members)
     details = {
         **resources.details,
@@ -60,7 +68,24 @@ def no_domain(gang: Gang, miss: Miss, resources: Explanation) -> Explanation:
         "best_free": miss.best_amount if best is not None else 0,
         "best_members": miss.best_members,
     }
+    if gang.topology is not None and gang.topology.exclusive:
+        details["exclusive"] = {
+            "domains": level.count,
+            "held": len(held),
+            "held_by": [{"domain": level.names[domain], "gang": holder} for domain, holder in held],
+        }
     filtered = [i for i, shape in enumerate(details["shapes"]) if diagnosis.filtered(shape)]
     if filtered:
         text += "; " + nodes_text(details["shapes"], filtered)
     return Explanation(gang.key, Reason.NO_DOMAIN_FITS, text, details)
+
+
+#: Held domains a message names.
+_NAMED = 4
+
+
+def _held_text(level, held: list[tuple[int, str]]) -> str:
+    """'r0 by ml/a, r1 by ml/b': the first few held domains, by whom (the details list them all)."""
+    named = [f"{level.names[domain]} by {holder}" for domain, holder in held]
+    more = f", {len(named) - _NAMED} more" if len(named) > _NAMED else ""
+    return ", ".join(named[:_NAMED]) + more

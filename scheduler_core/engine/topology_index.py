@@ -72,6 +72,9 @@ class Domains:
         # Preemption and reclaim (``actions/domain_victims.py``) evaluate one domain at a time:
         # gang key -> the nodes its members must stay on meanwhile.
         self.pin: dict[str, np.ndarray] = {}
+        # Level key -> where the pods of the gangs exclusive at it are (``topology_exclusive.py``),
+        # built on the first exclusive gang's placement.
+        self.exclusive: dict[str, object] = {}
 
     def levels(self, topology: Topology) -> list[Level]:
         cached = self._levels.get(topology.name)
@@ -120,6 +123,8 @@ def _build_levels(nodes, topology: Topology) -> list[Level]:
 
 
 def _resolve(topologies: tuple[Topology, ...], constraint: TopologyConstraint) -> Plan | str:
+    if constraint.exclusive and not constraint.required:
+        return "its exclusive placement names no required level to be alone in"
     wanted = [level for level in (constraint.required, constraint.preferred) if level]
     if constraint.topology is not None:
         chosen = next((t for t in topologies if t.name == constraint.topology), None)
@@ -151,7 +156,7 @@ def plan_of(session: Session, gang: Gang | None) -> Plan | None:
     unknown (the gang then waits, ``unknown``; its later lone pods land anywhere)."""
     if gang is None or gang.topology is None or not session.config.topology:
         return None
-    if not (gang.topology.required or gang.topology.preferred):
+    if not _constrains(gang.topology):
         return None
     plan = domains(session).resolve(gang.topology)
     return plan if isinstance(plan, Plan) else None
@@ -161,7 +166,12 @@ def unknown(session: Session, gang: Gang) -> str | None:
     """Why the gang's constraint cannot be honoured, None when it can (or there is none)."""
     if gang.topology is None or not session.config.topology:
         return None
-    if not (gang.topology.required or gang.topology.preferred):
+    if not _constrains(gang.topology):
         return None
     plan = domains(session).resolve(gang.topology)
     return plan if isinstance(plan, str) else None
+
+
+def _constrains(constraint: TopologyConstraint) -> bool:
+    """Whether the constraint asks anything (an exclusive one without a level is refused)."""
+    return bool(constraint.required or constraint.preferred or constraint.exclusive)

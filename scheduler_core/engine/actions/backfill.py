@@ -14,11 +14,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..gang import attempt
+from ..model import Pod
 from ..queue import Unit
 from ..session import Session, Trial
 
@@ -68,9 +70,9 @@ def _nodes_only(session: Session, plan, unit: Unit):
 
 def _plan_head(session: Session, unit: Unit) -> Head:
     state = session.state
-    nodes, rows, ends = _known_endings(session)
+    nodes, rows, ends, positions = _known_endings(session)
     order = np.argsort(ends, kind="stable")
-    nodes, rows, ends = nodes[order], rows[order], ends[order]
+    nodes, rows, ends, positions = nodes[order], rows[order], ends[order], positions[order]
 
     def released(count: int) -> np.ndarray:
         usage = np.zeros_like(state.alloc)
@@ -81,12 +83,14 @@ def _plan_head(session: Session, unit: Unit) -> Head:
     def usage_if_fits(count: int) -> np.ndarray | None:
         usage = released(count)
         state.used -= usage
+        session.vanished = _ended(session, positions[:count])
         try:
             result = attempt(session, unit, explain=False)
             placed = _trial_usage(result.trial) if result.satisfied else None
             result.trial.discard()
         finally:
             state.used += usage
+            session.vanished = None
         return placed
 
     if len(ends) and usage_if_fits(len(ends)) is not None:
@@ -116,13 +120,31 @@ def _placement_on_empty(session: Session, unit: Unit):
         own += state.usage_of(session.held(key))
     saved = state.used.copy()
     state.used[:] = own
+    gangs = set(unit.gangs)  # all but their reservations gone, exclusive domains included
+    session.vanished = lambda pod: pod.node is not None or pod.gang not in gangs
     try:
         result = attempt(session, unit, explain=False)
         placed = _trial_usage(result.trial) if result.satisfied else None
         result.trial.discard()
     finally:
         state.used[:] = saved
+        session.vanished = None
     return None if placed is None else (placed, own)
+
+
+def _ended(session: Session, positions: np.ndarray) -> Callable[[Pod], bool]:
+    """``Session.vanished`` for the snapshot's pods at ``positions`` (those ended by then), the
+    set built only if an exclusive gang asks."""
+    gone: set[str] | None = None
+
+    def vanished(pod: Pod) -> bool:
+        nonlocal gone
+        if gone is None:
+            pods = session.snapshot.pods
+            gone = {pods[int(position)].key for position in positions}
+        return pod.key in gone
+
+    return vanished
 
 
 def _trial_usage(trial: Trial) -> np.ndarray:
@@ -132,8 +154,9 @@ def _trial_usage(trial: Trial) -> np.ndarray:
     return usage
 
 
-def _known_endings(session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Node index, request row and expected end of every running pod whose end is known."""
+def _known_endings(session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Node index, request row, expected end and snapshot position of every running pod whose
+    end is known."""
     state = session.state
     positions, nodes, ends = [], [], []
     for position, pod in enumerate(session.snapshot.pods):
@@ -155,8 +178,5 @@ def _known_endings(session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray
         positions.append(position)
         nodes.append(index)
         ends.append(end)
-    return (
-        np.array(nodes, dtype=np.int64),
-        state.pod_rows[np.array(positions, dtype=np.int64)],
-        np.array(ends, dtype=float),
-    )
+    positions = np.array(positions, dtype=np.int64)
+    return np.array(nodes, dtype=np.int64), state.pod_rows[positions], np.array(ends, dtype=float), positions

@@ -8,7 +8,10 @@ prefix is cheapest wins: the earliest last victim in their order (lowest priorit
 first), then the fewest victims, then the domain probed first; only there does ``find`` run
 (the prefix again, then the victims not needed after all given back, one fit test each).
 Levels are tried narrowest first, as placement tries them; with no required level the whole
-cluster comes last (the search on every victim, as without a topology).
+cluster comes last (the search on every victim, as without a topology). A domain another
+exclusive gang holds is no candidate for an exclusive gang: its holder is not evicted to free it
+(kube-scheduler's preemption takes victims on one node, so it frees a domain of several nodes from
+another's anti-affinity only when all of that one's pods happen to be on the node).
 
 Candidate domains are those that could hold the gang were all their victims gone (``fit_counts``
 on free + the victims' usage, summed per domain: an upper bound), the ones with the most room
@@ -59,7 +62,7 @@ def search(
     np.add.at(freed, nodes, np.concatenate([item.rows for item in pool]))
     placed = topology.placed_members(session, gang)
     levels = topology.domains(session).levels(plan.topology)
-    valid = levels[plan.required].valid if plan.required is not None else None
+    valid, _held = topology.required_nodes(session, None, gang, plan, levels)
     now = topology.room_for(session, state.free, gang, pods, valid, placed)
     then = topology.room_for(session, state.free + freed, gang, pods, valid, placed)
     anchor = topology.anchor_of(session, placed)

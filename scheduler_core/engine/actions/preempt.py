@@ -210,11 +210,18 @@ def _fits_after_terminating(session: Session, unit: Unit, usage: np.ndarray) -> 
 
 
 def _fits_without(session: Session, unit: Unit, usage: np.ndarray) -> bool:
+    """Would the unit fit with the terminating pods (``usage``) gone, from exclusive domains too?"""
     session.state.used -= usage
+    session.vanished = _terminating
     try:
         return fits(session, unit)
     finally:
         session.state.used += usage
+        session.vanished = None
+
+
+def _terminating(pod: Pod) -> bool:
+    return pod.terminating
 
 
 def _commit(session: Session, unit: Unit, chosen: list[Victim]) -> None:

@@ -8,7 +8,10 @@
    Checked on what was free after the cycle plus the gang's own binds, which is never more than
    what was free when it was placed, in cycles without evictions and without a backfilling
    limit (head-of-line "none"), for gangs of one shape.
-3. Every earlier property of the engine (``tests/engine/test_properties.py``) still holds with
+3. Two gangs exclusive at one level never come to share a domain of it: after a cycle, a domain
+   holding placed members (bound and not leaving, or reserved) of several such gangs held them
+   all before it (drawn so).
+4. Every earlier property of the engine (``tests/engine/test_properties.py``) still holds with
    constraints on the gangs and labels on the nodes.
 """
 
@@ -48,13 +51,18 @@ def _spans_one(where: list[str], nodes: dict, level: str) -> bool:
     return len(paths) <= 1 and None not in paths
 
 
-@SETTINGS
-@given(topology_scenarios())
-def test_a_required_gang_is_never_split_across_domains(scenario: Scenario) -> None:
+def _cycles_with_topology(scenario: Scenario):
+    """Three cycles of the scenario (before, after, now, nodes by name); none with topology off."""
     if not scenario.config.topology:
         return
     for before, _result, after, now in trajectory(scenario, cycles=3):
-        nodes = {node.name: node for node in before.nodes}
+        yield before, after, now, {node.name: node for node in before.nodes}
+
+
+@SETTINGS
+@given(topology_scenarios())
+def test_a_required_gang_is_never_split_across_domains(scenario: Scenario) -> None:
+    for before, after, now, nodes in _cycles_with_topology(scenario):
         for gang in before.gangs:
             level = gang.topology.required if gang.topology is not None else None
             if level not in LEVELS:
@@ -65,6 +73,34 @@ def test_a_required_gang_is_never_split_across_domains(scenario: Scenario) -> No
             assert _spans_one(where, nodes, level), (
                 f"{gang.key} (required {level}) spans {sorted(where)} after the cycle at now={now}"
             )
+
+
+def _exclusive_holders(snapshot, nodes: dict) -> dict[tuple, set[str]]:
+    """(level, domain) -> the gangs exclusive at that level with members placed in it."""
+    exclusive = {
+        gang.key: gang.topology.required
+        for gang in snapshot.gangs
+        if gang.topology is not None and gang.topology.exclusive
+    }
+    held: dict[tuple, set[str]] = {}
+    for gang_key, level in exclusive.items():
+        for name in _placed(snapshot, gang_key, nodes):
+            path = level_path(nodes[name].labels, level)
+            if path is not None:
+                held.setdefault((level, path), set()).add(gang_key)
+    return held
+
+
+@SETTINGS
+@given(topology_scenarios())
+def test_exclusive_gangs_never_come_to_share_a_domain(scenario: Scenario) -> None:
+    for before, after, now, nodes in _cycles_with_topology(scenario):
+        earlier = _exclusive_holders(before, nodes)
+        for domain, gangs in _exclusive_holders(after, nodes).items():
+            if len(gangs) > 1:
+                assert gangs <= earlier.get(domain, set()), (
+                    f"{sorted(gangs)} share {domain} after the cycle at now={now}"
+                )
 
 
 #: Greedy head of line: no unit is ever placed within a backfilling limit, and nothing preempts.

@@ -3,8 +3,8 @@
 ``topology_scenarios()`` draws a scenario of ``tests/engine/strategies.py`` (every kind of gang,
 group, reservation and configuration the engine's other properties are checked on), then labels
 its nodes with a block and a rack (now and then a node lacks one) and gives most gangs a
-constraint: required or preferred rack or block, required block with preferred rack, or
-(rarely) a level no topology has.
+constraint: required or preferred rack or block, required block with preferred rack, an
+exclusive rack or block, or (rarely) a level no topology has.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ CONSTRAINTS = (
     TopologyConstraint(preferred=BLOCK),
     TopologyConstraint(required=BLOCK, preferred=RACK),
     TopologyConstraint(required="example.com/unknown"),
+    TopologyConstraint(required=RACK, exclusive=True),
+    TopologyConstraint(required=RACK, exclusive=True),
+    TopologyConstraint(required=BLOCK, exclusive=True),
 )
 
 
