@@ -32,10 +32,13 @@ class GangTopologyForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        fields = ("topology_required", "topology_preferred", "topology_name")
+        fields = ("topology_required", "topology_preferred", "topology_name", "topology_exclusive")
         if self.errors or not any(name in self.changed_data for name in fields):
             return data
-        required, preferred, name = (data.get(field) or "" for field in fields)
+        required, preferred, name = (data.get(field) or "" for field in fields[:3])
+        if data.get("topology_exclusive") and not required:
+            self.add_error("topology_exclusive", "exclusive placement needs topology_required")
+            return data
         known = service.known_topologies()
         for args, field in (
             (("", "", name), "topology_name"),

@@ -299,13 +299,12 @@ class GangDetailApi(APIView):
         topology = inline_serializer(
             "GangTopology",
             {
-                "required": serializers.CharField(
-                    allow_null=True, help_text="Level: all members in one domain."
-                ),
+                "required": serializers.CharField(allow_null=True, help_text="Level: all in one domain."),
                 "preferred": serializers.CharField(
                     allow_null=True, help_text="Level: preferably one domain."
                 ),
                 "topology": serializers.CharField(allow_null=True, help_text="The Topology named, if any."),
+                "exclusive": serializers.BooleanField(help_text="No other exclusive gang in its domain."),
                 "spans": serializers.DictField(
                     child=serializers.IntegerField(), help_text="Per level: domains the bound members span."
                 ),

@@ -74,6 +74,7 @@ def topology_keep(spec: GangSpec, stored: Gang | None, keeping: set[str]) -> Non
     spec.topology_required, spec.topology_preferred, spec.topology_name = (
         getattr(stored, n) for n in _FIELDS
     )
+    spec.topology_exclusive = stored.topology_exclusive
     spec.topology_field = spec.field
 
 
@@ -84,6 +85,7 @@ def topology_resolve_one(ask: TopologyAsk, known) -> TopologyAsk:
             required=hypernode_label(tier_of_name(ask.tier_name, ask.field + ".highestTierName")),
             name=ask.name,
             field=ask.field,
+            exclusive=ask.exclusive,
         )
     constraint_check(ask.required, ask.preferred, ask.name, ask.field, known)
     return ask

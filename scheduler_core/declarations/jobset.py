@@ -27,13 +27,15 @@ annotations constrain the whole gang (``topology_keys.py``).
 
 Exclusive placement (annotation ``alpha.jobset.sigs.k8s.io/exclusive-topology: <node label>`` on
 the JobSet, or on a replicatedJob's Job template) puts each child Job in a domain of its own
-upstream. gangsched cannot keep two gangs apart, only one gang together: with it, each child Job
-is a gang of its own, named as the Job, in the gang group ``<namespace>/<jobset>`` (which binds
-whole, as Kueue admits the JobSet), each exclusive Job's gang required in one domain of that
-level. Two Jobs may share a domain. With ``alpha.jobset.sigs.k8s.io/node-selector`` too (the
-node-selector strategy) the pods get upstream's nodeSelector
-``alpha.jobset.sigs.k8s.io/namespaced-job: <namespace>_<job>`` and the toleration of
-``alpha.jobset.sigs.k8s.io/no-schedule`` instead, nodes being labelled beforehand.
+upstream: the pod webhook (``pkg/webhooks/pod_webhook.go``, ``setExclusiveAffinities``) gives its
+pods an affinity to their Job's pods and an anti-affinity to any other Job's at that label. Here
+each child Job is a gang of its own, named as the Job, in the gang group ``<namespace>/<jobset>``
+(which binds whole, as Kueue admits the JobSet), each exclusive Job's gang required in one domain
+of that level and exclusive there: no other exclusive gang (another Job of this JobSet or of any
+other, a LeaderWorkerSet group) shares its domain (``engine/topology_exclusive.py``). With
+``alpha.jobset.sigs.k8s.io/node-selector`` too (the node-selector strategy) the pods get
+upstream's nodeSelector ``alpha.jobset.sigs.k8s.io/namespaced-job: <namespace>_<job>`` and the
+toleration of ``alpha.jobset.sigs.k8s.io/no-schedule`` instead, nodes being labelled beforehand.
 
 Refused, naming the key: ``spec.suspend: true`` (gangsched holds no suspended JobSet), a
 WorkloadPriorityClass label naming an unknown class, a template naming another gang, replicatedJob
@@ -229,7 +231,7 @@ def _exclusive(annotations: dict[str, str], field: str) -> TopologyAsk | None:
     if EXCLUSIVE not in annotations:
         return None
     where = v.join(field, EXCLUSIVE)
-    return TopologyAsk(required=label_key(annotations[EXCLUSIVE], where), field=where)
+    return TopologyAsk(required=label_key(annotations[EXCLUSIVE], where), field=where, exclusive=True)
 
 
 def _dns_1035(value: Any, field: str, what: str) -> None:

@@ -25,6 +25,16 @@ becomes, for each group ``i`` in ``0..replicas-1``:
 Every group's gang is its own: groups schedule independently, as their PodGroups do. The pods'
 ``schedulerName`` is the template's (``volcano`` in LWS's gang-scheduling sample): the group's
 gang is gangsched's either way. A template naming a gang of its own is refused.
+
+Exclusive placement: the annotation ``leaderworkerset.sigs.k8s.io/exclusive-topology: <node
+label>`` on the LeaderWorkerSet puts each group alone in one domain of that level upstream (the
+controller copies it onto the pods; the pod webhook, ``pkg/webhooks/pod_webhook.go``
+``SetExclusiveAffinities``, gives the leader an affinity to its group and an anti-affinity to any
+other group at that label, and the workers follow the leader's domain). Here each group's gang is
+required in one domain of the level and exclusive there (``engine/topology_exclusive.py``), and
+every pod carries the annotation, as upstream's do. Subgroups are refused, naming the key:
+``leaderWorkerTemplate.subGroupPolicy`` and ``leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology``
+would place parts of a group in domains of their own, and gangsched keeps a gang whole in one.
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ from . import validate as v
 from .documents import Manifest
 from .pod_fields import preemptable
 from .spec import GangRef, GangSpec, Loaded, PodSpec
+from .topologies import label_key
+from .topology_keys import TopologyAsk, ask_apply
 from .workloads import PodReader, object_meta, owner_ask, pod_spec, priority_of, template_gang_refuse
 
 GROUP = "leaderworkerset.x-k8s.io"
@@ -46,6 +58,9 @@ GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 SIZE = "leaderworkerset.sigs.k8s.io/size"
 LEADER_NAME = "leaderworkerset.sigs.k8s.io/leader-name"
+EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
+SUBGROUP_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+_SUBGROUPS = "gangsched keeps a group whole in one domain: it does not split a group into subgroups"
 #: What Volcano's provider reads on the LeaderWorkerSet, and writes on each pod.
 QUEUE_NAME = "scheduling.volcano.sh/queue-name"
 GROUP_NAME = "scheduling.k8s.io/group-name"
@@ -82,6 +97,7 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
     worker = _template(lwt, "workerTemplate", lwt_field, namespace, readers, optional=False)
     leader = _template(lwt, "leaderTemplate", lwt_field, namespace, readers) or worker
     annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
+    exclusive = _exclusive(annotations, v.join(meta_field, "annotations"), lwt, lwt_field)
     queue_field = v.join(meta_field, "annotations", QUEUE_NAME)
     queue = v.text(annotations[QUEUE_NAME], queue_field, max_length=63) if QUEUE_NAME in annotations else None
     inherited = {key: value for key, value in annotations.items() if key.startswith(VOLCANO_PREFIX)}
@@ -96,35 +112,48 @@ def load(manifest: Manifest, readers: Sequence[PodReader]) -> Loaded:
             queue=queue,
             queue_field=queue_field if queue else "",
         )
-        group = [_pod(manifest, name, index, 0, size, leader, readers, ref)]
+        extra = {EXCLUSIVE: exclusive.required} if exclusive is not None else {}
+        group = [_pod(manifest, name, index, 0, size, leader, readers, ref, extra)]
         group += [
-            _pod(manifest, name, index, worker_index, size, worker, readers, ref)
+            _pod(manifest, name, index, worker_index, size, worker, readers, ref, extra)
             for worker_index in range(1, size)
         ]
         minimum: dict[str, int] = {}
         for pod in group:
             v.resources_add(minimum, pod.requests, lwt_field)
-        gangs.append(
-            GangSpec(
-                namespace=namespace,
-                name=ref.name,
-                min_member=1 if startup == "LeaderReady" else size,
-                total_number=size,
-                min_resources=minimum,
-                wait_seconds=None,
-                priority=priority_of(leader[1], leader[2]),
-                queue=queue or "default",
-                queue_field=ref.queue_field,
-                preemptible=preemptible,
-                restart_policy=_RESTARTS[restart],
-                source_format=SOURCE,
-                declaration=manifest.obj,
-                field=manifest.name_field,
-            )
+        gang = GangSpec(
+            namespace=namespace,
+            name=ref.name,
+            min_member=1 if startup == "LeaderReady" else size,
+            total_number=size,
+            min_resources=minimum,
+            wait_seconds=None,
+            priority=priority_of(leader[1], leader[2]),
+            queue=queue or "default",
+            queue_field=ref.queue_field,
+            preemptible=preemptible,
+            restart_policy=_RESTARTS[restart],
+            source_format=SOURCE,
+            declaration=manifest.obj,
+            field=manifest.name_field,
         )
+        ask_apply(gang, exclusive)
+        gangs.append(gang)
         pods += group
     owner_ask(manifest, pods)  # KAI's topology annotations on the LeaderWorkerSet, their top owner
     return Loaded(object_name=f"leaderworkerset.{GROUP}/{name}", gangs=gangs, pods=pods)
+
+
+def _exclusive(annotations: dict[str, str], field: str, lwt: dict, lwt_field: str) -> TopologyAsk | None:
+    """The exclusive-topology ask of every group's gang; subgroups refused, naming the key."""
+    if SUBGROUP_EXCLUSIVE in annotations:
+        raise v.DeclarationError(v.join(field, SUBGROUP_EXCLUSIVE), _SUBGROUPS)
+    if lwt.get("subGroupPolicy") is not None:
+        raise v.DeclarationError(v.join(lwt_field, "subGroupPolicy"), _SUBGROUPS)
+    if EXCLUSIVE not in annotations:
+        return None
+    where = v.join(field, EXCLUSIVE)
+    return TopologyAsk(required=label_key(annotations[EXCLUSIVE], where), field=where, exclusive=True)
 
 
 def _restart_policy(value, field: str) -> str:
@@ -154,7 +183,7 @@ def _template(lwt, key, lwt_field, namespace, readers, *, optional=True):
     return metadata, pod, v.join(field, "spec"), field
 
 
-def _pod(manifest, name, index, worker_index, size, template, readers, ref) -> PodSpec:
+def _pod(manifest, name, index, worker_index, size, template, readers, ref, extra) -> PodSpec:
     """One pod as the LWS controller and its pod webhook make it: the template's, with the
     group's labels and annotations (LWS's own keys win over the template's)."""
     metadata, pod, _, field = template
@@ -163,7 +192,7 @@ def _pod(manifest, name, index, worker_index, size, template, readers, ref) -> P
     annotations = v.string_map(metadata.get("annotations"), v.join(meta_field, "annotations"))
     leader = f"{name}-{index}"
     labels = {**labels, SET_NAME: name, GROUP_INDEX: str(index), WORKER_INDEX: str(worker_index)}
-    annotations = {**annotations, SIZE: str(size), GROUP_NAME: ref.name}
+    annotations = {**annotations, **extra, SIZE: str(size), GROUP_NAME: ref.name}
     if worker_index:
         annotations[LEADER_NAME] = leader
     return pod_spec(

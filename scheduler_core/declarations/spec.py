@@ -59,6 +59,7 @@ class GangSpec:
     topology_name: str = ""
     topology_field: str = ""
     topology_tier_name: str = ""  # Volcano's highestTierName until the apply resolves it
+    topology_exclusive: bool = False  # alone in its required domain among exclusive gangs
 
     @property
     def key(self) -> str:
@@ -87,6 +88,7 @@ class GangSpec:
             "topology_required": self.topology_required,
             "topology_preferred": self.topology_preferred,
             "topology_name": self.topology_name,
+            "topology_exclusive": self.topology_exclusive,
             "declaration": self.declaration,
         }
 

@@ -69,6 +69,10 @@ class TopologyAsk:
     name: str = ""
     field: str = ""
     tier_name: str = ""  # Volcano's highestTierName, resolved to a tier when the apply writes
+    # JobSet's and LeaderWorkerSet's exclusive-topology: alone in the required domain among
+    # exclusive gangs. Only a gang's own object asks it, so ``same`` leaves it out: a pod asking
+    # for the same level as its exclusive gang agrees with it.
+    exclusive: bool = False
 
     def same(self, other: TopologyAsk) -> bool:
         return (self.required, self.preferred, self.name, self.tier_name) == (
@@ -80,6 +84,7 @@ class TopologyAsk:
 
     def shown(self) -> str:
         parts = [f"required {self.required or self.tier_name}" if self.required or self.tier_name else ""]
+        parts[0] += " (exclusive)" if self.exclusive and parts[0] else ""
         parts += [
             f"preferred {self.preferred}" if self.preferred else "",
             f"topology {self.name}" if self.name else "",
@@ -173,6 +178,7 @@ def ask_apply(gang, ask: TopologyAsk | None) -> None:
         ask.name,
     )
     gang.topology_field, gang.topology_tier_name = ask.field, ask.tier_name
+    gang.topology_exclusive = ask.exclusive
 
 
 def ask_of(gang) -> TopologyAsk | None:
@@ -183,5 +189,6 @@ def ask_of(gang) -> TopologyAsk | None:
         gang.topology_name,
         gang.topology_field,
         gang.topology_tier_name,
+        gang.topology_exclusive,
     )
     return ask if (ask.required or ask.preferred or ask.name or ask.tier_name) else None

@@ -123,9 +123,12 @@ class Gang(models.Model):
     # Topology (engine TopologyConstraint): node-label keys of a topology level; blank:
     # none. All members in one domain of ``topology_required``; the smallest domain that fits,
     # from ``topology_preferred`` up. ``topology_name`` picks the Topology; blank: any that has it.
+    # ``topology_exclusive``: its required domain holds no other gang exclusive at that level
+    # (JobSet's and LeaderWorkerSet's exclusive-topology).
     topology_required = models.CharField(max_length=317, blank=True, default="")
     topology_preferred = models.CharField(max_length=317, blank=True, default="")
     topology_name = models.CharField(max_length=253, blank=True, default="")
+    topology_exclusive = models.BooleanField(default=False)
     submitter = models.CharField(max_length=150, blank=True)
     # Pods that name a gang before its declaration (PodGroup) arrives are held in a provisional
     # gang, which the scheduler does not see (snapshot/build.py leaves it out, so its pods wait) until

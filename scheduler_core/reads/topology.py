@@ -61,13 +61,15 @@ def member_domains(members: list, keys: list[str]) -> list[dict[str, str | None]
     return [by_node.get(m.node, unbound) if m.node else unbound for m in members]
 
 
-def constraint_of(gang: Gang) -> dict[str, str | None]:
+def constraint_of(gang: Gang) -> dict[str, str | bool | None]:
     """The gang's topology constraint as declared: required and preferred level keys, the
-    topology named (None where it has none)."""
+    topology named (None where it has none), and whether its required domain is its own among
+    exclusive gangs."""
     return {
         "required": gang.topology_required or None,
         "preferred": gang.topology_preferred or None,
         "topology": gang.topology_name or None,
+        "exclusive": gang.topology_exclusive,
     }
 
 

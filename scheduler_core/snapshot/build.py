@@ -106,7 +106,9 @@ def gang_to_engine(gang: Gang, group_key: str | None) -> engine.Gang:
         wait_started=to_epoch(gang.wait_started),
         fallen_back=gang.fallen_back,
         match_policy=MatchPolicy(gang.match_policy),
-        topology=topology_constraint(gang.topology_required, gang.topology_preferred, gang.topology_name),
+        topology=topology_constraint(
+            gang.topology_required, gang.topology_preferred, gang.topology_name, gang.topology_exclusive
+        ),
     )
 
 
@@ -172,7 +174,7 @@ def _snapshot_read() -> engine.Snapshot:
             "wait_started_epoch",
             "fallen_back",
             "match_policy",
-            *("topology_required", "topology_preferred", "topology_name"),
+            *("topology_required", "topology_preferred", "topology_name", "topology_exclusive"),
         )
     )
     gangs = tuple(

@@ -4,7 +4,7 @@
 name) plus, when HyperNodes exist, the ``volcano-hypernodes`` topology their tiers make; the
 nodes' labels get the HyperNodes' synthetic tier labels, and ``kubernetes.io/hostname`` where a
 simulated node lacks it (``topology_domains.py``), so that the engine finds every domain by a
-label. A gang's three constraint fields become its
+label. A gang's four constraint fields become its
 ``engine.TopologyConstraint`` (None when all are blank: it may land anywhere).
 """
 
@@ -24,12 +24,14 @@ from scheduler_core.reads.topology_domains import (
 
 
 @lru_cache(maxsize=1024)
-def topology_constraint(required: str, preferred: str, name: str) -> engine.TopologyConstraint | None:
+def topology_constraint(
+    required: str, preferred: str, name: str, exclusive: bool = False
+) -> engine.TopologyConstraint | None:
     """A gang's constraint fields as the engine's (one shared frozen object per distinct one)."""
-    if not (required or preferred or name):
+    if not (required or preferred or name or exclusive):
         return None
     return engine.TopologyConstraint(
-        required=required or None, preferred=preferred or None, topology=name or None
+        required=required or None, preferred=preferred or None, topology=name or None, exclusive=exclusive
     )
 
 

@@ -8,6 +8,7 @@ import io
 import json
 
 from django.core.management import call_command
+from django.test import Client
 
 from scheduler_core.models import Gang, Member, Node, Topology
 
@@ -53,6 +54,7 @@ def test_a_gangs_members_show_their_domains_and_the_gang_its_constraint(as_alice
         "required": BLOCK,
         "preferred": RACK,
         "topology": "dc",
+        "exclusive": False,
         "spans": {BLOCK: 1, RACK: 2},
     }
     assert as_bob.get("/api/v1/gangs/ml/train/").status_code == 404  # still alice's only
@@ -70,7 +72,25 @@ def test_describe_gang_shows_the_domains_and_the_constraint(db):
     call_command("describe", "gang", "ml/train", "-o", "json", stdout=out)
     data = json.loads(out.getvalue())
     assert data["members"][0]["domains"] == {BLOCK: "b1", RACK: "r1"}
-    assert data["topology"]["constraint"] == {"required": BLOCK, "preferred": RACK, "topology": "dc"}
+    assert data["topology"]["constraint"] == {
+        "required": BLOCK,
+        "preferred": RACK,
+        "topology": "dc",
+        "exclusive": False,
+    }
+
+
+def test_an_exclusive_gang_says_so_in_its_detail_describe_and_page(as_alice, alice):
+    """JobSet's and LeaderWorkerSet's exclusive-topology: its required domain is its own."""
+    cluster()
+    Gang.objects.filter(name="train").update(topology_preferred="", topology_exclusive=True)
+    assert as_alice.get("/api/v1/gangs/ml/train/").json()["topology"]["exclusive"] is True
+    out = io.StringIO()
+    call_command("describe", "gang", "ml/train", stdout=out)
+    assert f"Topology:       required {BLOCK} (exclusive) (topology dc)" in out.getvalue()
+    page = Client()
+    page.force_login(alice)
+    assert "which no other exclusive gang shares" in page.get("/gangs/ml/train/").content.decode()
 
 
 def test_describe_gang_without_a_topology_is_as_before(db):

@@ -5,6 +5,8 @@ pkg/webhooks/jobset_webhook_test.go), Kueue's pod sets (kubernetes-sigs/kueue
 pkg/controller/jobs/jobset), exclusive placement, bad input, ``delete -f``, another submitter's
 attempts and a scheduling cycle."""
 
+import importlib
+
 import pytest
 
 from scheduler_core.declarations import DeclarationError, manifests_apply
@@ -137,9 +139,10 @@ def test_the_queue_name_label_is_the_gangs_local_queue_and_the_first_template_pr
     assert (gang.queue, gang.priority) == ("main", 1000)
 
 
-def test_exclusive_placement_makes_each_child_job_a_gang_kept_in_one_domain():
+def test_exclusive_placement_makes_each_child_job_a_gang_alone_in_one_domain():
     """site/static/examples/simple/exclusive-placement.yaml: 3 child Jobs of 3 pods, one node
-    pool each upstream; here one gang per Job, each required in one node pool, in one gang group."""
+    pool each upstream; here one gang per Job, each required in one node pool and exclusive there,
+    in one gang group."""
     apply_text(NODEPOOLS)
     apply_text(example("exclusive-placement"))
 
@@ -147,6 +150,7 @@ def test_exclusive_placement_makes_each_child_job_a_gang_kept_in_one_domain():
     assert [g.name for g in gangs] == [f"exclusive-placement-workers-{i}" for i in range(3)]
     for gang in gangs:
         assert (gang.min_member, gang.topology_required, gang.source_format) == (3, NODEPOOL, "jobset")
+        assert gang.topology_exclusive
         assert gang.group is not None and gang.group.key == "default/exclusive-placement"
         assert gang.members.count() == 3
     member = gangs[0].members.first()
@@ -158,8 +162,9 @@ def test_exclusive_placement_on_one_replicated_job_constrains_its_jobs_only():
     TestConstructJobsFromTemplate, "exclusive placement for a ReplicatedJob")."""
     apply_text(NODEPOOLS)
     manifests_apply([jobset(jobs=[rjob("driver"), rjob("workers", 2, 2, annotations={EXCLUSIVE: NODEPOOL})])])
-    assert gang_of("js-driver-0").topology_required == ""
-    assert gang_of("js-workers-1").topology_required == NODEPOOL
+    driver, workers = gang_of("js-driver-0"), gang_of("js-workers-1")
+    assert (driver.topology_required, driver.topology_exclusive) == ("", False)
+    assert (workers.topology_required, workers.topology_exclusive) == (NODEPOOL, True)
     assert gang_of("js-workers-1").group.key == "ml/js"
 
 
@@ -172,7 +177,8 @@ def test_the_node_selector_strategy_pins_pods_to_their_jobs_nodes():
     member = Member.objects.get(name__startswith="js-workers-1-0-")
     assert member.node_selector == {"alpha.jobset.sigs.k8s.io/namespaced-job": "ml_js-workers-1"}
     assert member.tolerations[-1]["key"] == "alpha.jobset.sigs.k8s.io/no-schedule"
-    assert gang_of("js").topology_required == ""  # the nodes keep the Jobs apart: one gang
+    gang = gang_of("js")  # the nodes keep the Jobs apart: one gang
+    assert (gang.topology_required, gang.topology_exclusive) == ("", False)
 
 
 def refused(manifest) -> DeclarationError:
@@ -263,17 +269,91 @@ def test_the_parallel_jobs_example_schedules():
     assert gang.satisfied
 
 
-def test_the_exclusive_placement_example_schedules_each_job_within_one_node_pool():
-    """Three pools of two 4-CPU nodes: every child Job's 3 pods bind inside one pool."""
+def pools(count: int, nodes: int = 2, cpu: int = 4) -> dict[str, str]:
+    """``count`` node pools of ``nodes`` nodes each, and the NODEPOOLS topology; node -> pool."""
     apply_text(NODEPOOLS)
-    for pool in range(3):
-        for node in make_nodes(2, cpu=4, prefix=f"p{pool}-"):
+    for pool in range(count):
+        for node in make_nodes(nodes, cpu=cpu, prefix=f"p{pool}-"):
             node.labels = {NODEPOOL: f"pool-{pool}", "kubernetes.io/hostname": node.name}
             node.save()
+    return {n.name: n.labels[NODEPOOL] for n in Node.objects.all()}
+
+
+def pools_of(gang: Gang, where: dict[str, str]) -> set[str]:
+    return {where[m.node] for m in gang.members.all() if m.node}
+
+
+def test_the_exclusive_placement_example_schedules_each_job_alone_in_its_node_pool():
+    """Three pools of two 4-CPU nodes: every child Job's 3 pods bind inside one pool, a pool
+    of its own (upstream's 1:1 Job to node pool; jobset site/content/en/docs/concepts/_index.md
+    "Exclusive Job to topology placement")."""
+    where = pools(3)
     apply_text(example("exclusive-placement"))
     cycle_run(holder="test")
 
     assert Member.objects.filter(node__isnull=False).count() == 9
-    pools = {n.name: n.labels[NODEPOOL] for n in Node.objects.all()}
-    for gang in Gang.objects.all():
-        assert len({pools[m.node] for m in gang.members.all()}) == 1
+    taken = [pools_of(gang, where) for gang in Gang.objects.all()]
+    assert all(len(pool) == 1 for pool in taken)
+    assert len(set().union(*taken)) == 3
+
+
+def test_two_exclusive_jobs_on_two_pools_take_one_each_though_one_pool_holds_both():
+    """The pod webhook's affinity to the Job's own pods and anti-affinity to any other Job's
+    (kubernetes-sigs/jobset pkg/webhooks/pod_webhook.go setExclusiveAffinities; its test
+    pkg/webhooks/pod_webhook_test.go "leader pod with exclusive placement"): two Jobs of two
+    1-CPU pods, two pools of two 4-CPU nodes. One pool could hold both Jobs; each gets its own."""
+    where = pools(2)
+    manifests_apply([jobset(annotations={EXCLUSIVE: NODEPOOL})])
+    cycle_run(holder="test")
+
+    first, second = (pools_of(gang_of(f"js-workers-{i}"), where) for i in range(2))
+    assert len(first) == len(second) == 1 and first != second
+
+
+def test_a_third_exclusive_job_on_two_pools_waits_saying_each_pool_is_held():
+    """A JobSet whose two Jobs hold both pools, then another with one Job: upstream its pods stay
+    Pending (the anti-affinity of the pods already there); here its gang waits, NoDomainFits,
+    naming the pools and the gangs that hold them."""
+    where = pools(2)
+    manifests_apply([jobset(annotations={EXCLUSIVE: NODEPOOL})])
+    cycle_run(holder="test")
+    manifests_apply([jobset("late", annotations={EXCLUSIVE: NODEPOOL}, jobs=[rjob("workers", 1, 2)])])
+    cycle_run(holder="test")
+
+    late = gang_of("late-workers-0")
+    assert not late.members.filter(node__isnull=False).exists()
+    assert late.reason == "NoDomainFits"
+    assert "every gke-nodepool holds another exclusive gang (all 2: pool-0 by ml/js-workers-" in late.message
+    assert {h["gang"] for h in late.details["exclusive"]["held_by"]} == {"ml/js-workers-0", "ml/js-workers-1"}
+    assert len(set().union(*(pools_of(gang_of(f"js-workers-{i}"), where) for i in range(2)))) == 2
+
+
+def test_three_exclusive_jobs_of_one_jobset_on_two_pools_wait_together():
+    """The JobSet binds whole (one gang group, as Kueue admits it): with a pool for only two of
+    its three Jobs none starts, and the Job left over says why."""
+    pools(2)
+    manifests_apply([jobset(annotations={EXCLUSIVE: NODEPOOL}, jobs=[rjob("workers", 3, 2)])])
+    cycle_run(holder="test")
+
+    assert not Member.objects.filter(node__isnull=False).exists()
+    messages = [gang.message for gang in Gang.objects.all()]
+    assert any("every gke-nodepool holds another exclusive gang" in message for message in messages)
+
+
+def test_the_migration_marks_the_exclusive_jobs_of_jobsets_applied_before_it():
+    """0026_topology_exclusive: a child Job's gang required at the level its pods' annotation
+    names becomes exclusive; the node-selector strategy's and plain JobSets' gangs do not."""
+    from django.apps import apps
+
+    migration = importlib.import_module("scheduler_core.migrations.0026_topology_exclusive")
+    apply_text(NODEPOOLS)
+    apply_text(example("exclusive-placement"))
+    strategy = {EXCLUSIVE: NODEPOOL, "alpha.jobset.sigs.k8s.io/node-selector": "true"}
+    manifests_apply([jobset("pinned", annotations=strategy), jobset("plain")])
+    Gang.objects.update(topology_exclusive=False)  # as the column's default left them
+
+    migration.exclusive_jobsets_mark(apps, None)
+
+    assert set(Gang.objects.filter(topology_exclusive=True).values_list("name", flat=True)) == {
+        f"exclusive-placement-workers-{i}" for i in range(3)
+    }

@@ -1,6 +1,6 @@
 """A LeaderWorkerSet is one gang per group (leader + workers): LWS's own samples
-(tests/declarations/manifests/lws/, unmodified), startup and restart policies, bad input,
-``delete -f``, another submitter's attempts, and groups scheduling as gangs."""
+(tests/declarations/manifests/lws/, unmodified), startup and restart policies, exclusive
+placement, bad input, ``delete -f``, another submitter's attempts, and groups scheduling as gangs."""
 
 import pytest
 
@@ -11,6 +11,7 @@ from tests.loop.factories import make_nodes
 
 from .conftest import OWN, apply_text
 from .kind_checks import delete_f_removes_everything, others_object_is_not_found
+from .test_jobset import NODEPOOL, NODEPOOLS, pools
 
 pytestmark = pytest.mark.django_db
 
@@ -21,6 +22,8 @@ NAME, GROUP_INDEX, WORKER_INDEX = (
     "leaderworkerset.sigs.k8s.io/group-index",
     "leaderworkerset.sigs.k8s.io/worker-index",
 )
+EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
+SUBGROUP_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
 
 
 def lws_file(name: str) -> str:
@@ -164,6 +167,44 @@ def test_size_one_is_a_leader_alone_and_replicas_zero_no_pods():
     assert not Gang.objects.filter(name__startswith="none").exists()
 
 
+def test_the_exclusive_placement_sample_makes_each_groups_gang_exclusive_in_its_node_pool():
+    """docs/examples/sample/lws-exclusive-placement.yaml: 3 groups of 4, each alone in one node
+    pool upstream. Each group's gang is required in one pool and exclusive there; every pod
+    carries the annotation, as the controller copies it onto the leader and worker templates
+    (pkg/controllers/leaderworkerset_controller.go, pod_controller.go)."""
+    apply_text(NODEPOOLS)
+    apply_text(lws_file("lws-exclusive-placement.yaml"))
+
+    gangs = Gang.objects.order_by("name")
+    assert [g.name for g in gangs] == [f"leaderworkerset-sample-{i}" for i in range(3)]
+    for gang in gangs:
+        assert (gang.topology_required, gang.topology_exclusive, gang.min_member) == (NODEPOOL, True, 4)
+    assert {m.annotations[EXCLUSIVE] for m in Member.objects.all()} == {NODEPOOL}
+
+
+def test_a_third_exclusive_group_on_two_pools_waits_saying_each_pool_is_held():
+    """The leader's affinity to its group and anti-affinity to any other group at the exclusive
+    key (pkg/webhooks/pod_webhook.go SetExclusiveAffinities; site/content/en/docs/concepts/
+    _index.md "Exclusive LWS to Topology Placement": 1:1 replica to domain). Two pools, each
+    of one node that could hold all three groups: two groups bind, a pool each; the third waits."""
+    where = pools(2, nodes=1)
+    apply_text(lws_file("lws-exclusive-placement.yaml"))
+    cycle_run(holder="test")
+
+    placed = {}
+    for gang in Gang.objects.order_by("name"):
+        nodes = set(gang.members.exclude(node__isnull=True).values_list("node", flat=True))
+        if nodes:
+            placed[gang.name] = {where[node] for node in nodes}
+            assert gang.members.filter(node__isnull=True).count() == 0
+        else:
+            waiting = gang
+    assert sorted(len(p) for p in placed.values()) == [1, 1]
+    assert set().union(*placed.values()) == {"pool-0", "pool-1"}
+    assert waiting.reason == "NoDomainFits"
+    assert "of its own; every gke-nodepool holds another exclusive gang (all 2:" in waiting.message
+
+
 def refused(text: str) -> DeclarationError:
     with pytest.raises(DeclarationError) as error:
         apply_text(text)
@@ -204,6 +245,27 @@ def refused(text: str) -> DeclarationError:
             lws(annotations="{volcano.sh/preemptable: maybe}"),
             "metadata.annotations.volcano.sh/preemptable",
             "not true or false",
+        ),
+        (
+            lws(annotations="{leaderworkerset.sigs.k8s.io/exclusive-topology: 'not a key'}"),
+            f"metadata.annotations.{EXCLUSIVE}",
+            "node-label key",
+        ),
+        (
+            lws(annotations="{leaderworkerset.sigs.k8s.io/exclusive-topology: no.such/level}"),
+            f"metadata.annotations.{EXCLUSIVE}",
+            "unknown level",
+        ),
+        # site/content/en/docs/concepts/_index.md "Subgroup": parts of a group in domains of their own.
+        (
+            lws(annotations="{leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology: rack}"),
+            f"metadata.annotations.{SUBGROUP_EXCLUSIVE}",
+            "does not split a group into subgroups",
+        ),
+        (
+            lws(template="subGroupPolicy: {subGroupSize: 1}"),
+            "spec.leaderWorkerTemplate.subGroupPolicy",
+            "does not split a group into subgroups",
         ),
         (
             "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: x}\nspec: {}\n",

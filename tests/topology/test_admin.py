@@ -82,3 +82,7 @@ def test_the_gang_admin_checks_a_constraint_as_the_api_does(tas):
     assert bad.errors["topology_required"] == ["unknown level zone: no topology has it"]
     good = _gang_form(gang, topology_required="block", topology_preferred="rack")
     assert good.is_valid(), good.errors
+    alone = _gang_form(gang, topology_required="", topology_preferred="", topology_exclusive=True)
+    assert not alone.is_valid()
+    assert alone.errors["topology_exclusive"] == ["exclusive placement needs topology_required"]
+    assert _gang_form(gang, topology_required="rack", topology_exclusive=True).is_valid()

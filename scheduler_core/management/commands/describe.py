@@ -129,7 +129,8 @@ def _topology_lines(topology: dict) -> list[str]:
     c = topology["constraint"]
     if not (c["required"] or c["preferred"] or topology["spans"]):
         return []
-    wanted = [f"required {c['required']}"] if c["required"] else []
+    own = " (exclusive)" if c["exclusive"] else ""
+    wanted = [f"required {c['required']}{own}"] if c["required"] else []
     wanted += [f"preferred {c['preferred']}"] if c["preferred"] else []
     named = f" (topology {c['topology']})" if c["topology"] else ""
     lines = [f"Topology:       {', '.join(wanted) or '<none>'}{named}"]
