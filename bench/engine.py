@@ -47,6 +47,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from calibration import calibration_us  # noqa: E402
 from engine_measure import measure_latency, measure_throughput  # noqa: E402
 from engine_workload import (  # noqa: E402
     throughput_snapshot,
@@ -134,12 +135,20 @@ def main(argv: list[str] | None = None) -> int:
         "--sweep", default="", help="node counts, comma-separated: one row per size (engine_sweep.py)"
     )
     args = parser.parse_args(argv)
+    speed = calibration_us()
+    print(
+        f"machine speed: calibration loop {speed['calibration_us']:,} µs (fastest of "
+        f"{len(speed['runs_us'])}; bench/calibration.py: lower is faster)",
+        flush=True,
+    )
     if args.sweep:
         from engine_sweep import sweep
 
         sizes = [int(size) for size in args.sweep.split(",")]
         out = Path(args.out if args.out != DEFAULT_OUT else ROOT / "bench" / "results" / "engine-sweep.json")
-        return sweep(sizes, args, measure_throughput, measure_latency, engine_revision(), out)
+        return sweep(
+            sizes, args, measure_throughput, measure_latency, engine_revision() | {"speed": speed}, out
+        )
 
     nodes = args.nodes or (1000 if args.quick else 5000)
     pods = args.pods or (10_000 if args.quick else 50_000)
@@ -222,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             "cycle_p99_met": latency["p99"] < TARGET_CYCLE_P99_S,
         },
         "engine_revision": engine_revision(),
+        "machine_speed": speed,
         "platform": platform.platform(),
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -281,7 +291,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{'met' if met['pods_per_second_met'] else 'MISSED'}; "
         f"p99 < {TARGET_CYCLE_P99_S:g}s: {'met' if met['cycle_p99_met'] else 'MISSED'}"
     )
-    print(f"  ({report['bench_seconds']:.0f}s in all; {report['platform']}, {report['cpu_count']} CPUs)")
+    print(
+        f"  ({report['bench_seconds']:.0f}s in all; {report['platform']}, {report['cpu_count']} CPUs; "
+        f"calibration loop {speed['calibration_us']:,} µs)"
+    )
     if profiles:
         print(profiles)
 

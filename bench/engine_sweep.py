@@ -62,6 +62,15 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
             }
         )
     costs = [row["us_per_pod"] for row in rows if row["us_per_pod"]]
+    # Ratios travel between machines, absolute times do not: each size against the 5,000-node
+    # cycle (or the nearest size measured) and against the cheapest cost per pod.
+    anchor = min(rows, key=lambda row: abs(row["nodes"] - 5000))
+    for row in rows:
+        row["cycle_p99_vs_anchor"] = row["cycle_p99_s"] / anchor["cycle_p99_s"]
+        row["us_per_pod_vs_cheapest"] = (
+            row["us_per_pod"] / min(costs) if row["us_per_pod"] and costs else None
+        )
+    speed = revision.pop("speed", None)
     report = {
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "load_average": os.getloadavg(),
@@ -71,13 +80,21 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
         "sizes": rows,
         "cost_per_pod_spread": max(costs) / min(costs) if costs else None,
         "engine_revision": revision,
+        "machine_speed": speed,
+        "ratio_anchor_nodes": anchor["nodes"],
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
     }
-    print(f"\n  {'nodes':>7}  {'pods/s':>8}  {'µs/pod':>7}  {'cycle p50':>9}  {'cycle p99':>9}  open p50")
+    p99_vs = f"p99 / {anchor['nodes']:,}"
+    print(
+        f"\n  {'nodes':>7}  {'µs/pod / min':>12}  {p99_vs:>12}  {'pods/s':>8}  {'µs/pod':>7}  "
+        f"{'cycle p50':>9}  {'cycle p99':>9}  open p50"
+    )
     for row in rows:
         print(
-            f"  {row['nodes']:>7,}  {row['pods_per_second']:>8,.0f}  {row['us_per_pod']:>7.1f}  "
+            f"  {row['nodes']:>7,}  {row['us_per_pod_vs_cheapest']:>11.2f}x  "
+            f"{row['cycle_p99_vs_anchor']:>11.2f}x  "
+            f"{row['pods_per_second']:>8,.0f}  {row['us_per_pod']:>7.1f}  "
             f"{row['cycle_p50_s']:>8.3f}s  {row['cycle_p99_s']:>8.3f}s  "
             f"{row['cycle_timings_p50'].get('open', 0.0) * 1000:.0f}ms"
         )
