@@ -37,7 +37,7 @@ from ..model import Pod
 from ..queue import Unit
 from ..session import Session
 from . import domain_victims
-from .victims import Victim, candidates, fewest, gone, of_queue
+from .victims import Victim, candidates, fewest, gone, of_queue, shift_all
 
 
 def preempt(session: Session, unit: Unit) -> bool:
@@ -134,21 +134,17 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim], tries: int | No
     is settled first).
     """
     state = session.state
-    for victim in chosen:
-        victim.free(state)
+    shift_all(state, chosen, -1)
     trial = attempt(session, unit, explain=False).trial
     landing = {int(index) for placed in trial.placed for index in placed.nodes}
     trial.discard()
     taken = {id(victim) for victim in chosen}
     idle = {id(victim) for victim in chosen if landing.isdisjoint(victim.nodes.tolist())}
     idle = {id(victim) for victim in chosen if id(victim) in idle and not _pinned(victim, taken - idle)}
-    for victim in chosen:
-        if id(victim) in idle:
-            victim.restore(state)
+    given_back = [victim for victim in chosen if id(victim) in idle]
+    shift_all(state, given_back, +1)
     if idle and not fits(session, unit):  # placement shifted with the room given back: keep them
-        for victim in chosen:
-            if id(victim) in idle:
-                victim.free(state)
+        shift_all(state, given_back, -1)
         idle = set()
     taken -= idle
     kept = [victim for victim in chosen if id(victim) not in idle]

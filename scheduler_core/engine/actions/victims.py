@@ -69,6 +69,15 @@ class Victim:
         state.shift(self.nodes, self.rows, +1)
 
 
+def shift_all(state: ClusterState, victims: list[Victim], sign: int) -> None:
+    """``free`` (``sign`` -1) or ``restore`` (+1) every one of ``victims`` in one shift of the
+    state: the same end state as one by one, with one pass over the nodes they touch."""
+    if victims:
+        nodes = np.concatenate([victim.nodes for victim in victims])
+        rows = np.concatenate([victim.rows for victim in victims])
+        state.shift(nodes, rows, sign)
+
+
 def candidates(session: Session, below: int) -> list[Victim]:
     """Running work that could be a victim of a unit of priority ``below``, in the order taken.
 
