@@ -85,6 +85,8 @@ def populate(password: str, minutes: float) -> None:
     call_command("seed_cluster", "--nodes", "16", **quiet)
     call_command("submit_demo", **quiet)
     call_command("apply", "-f", str(ROOT / "docs" / "tour" / "trainer.yaml"), **quiet)
+    # Two queues with work waiting at a max, so that the Queues page shows its tree and lanes.
+    call_command("apply", "-f", str(ROOT / "docs" / "tour" / "queues.yaml"), **quiet)
     started = last_submit = time.monotonic()
     ticks = 0
     while ticks < 3 or time.monotonic() - started < minutes * 60:
