@@ -26,7 +26,15 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 # The words live apart (diagnosis_text.py, no numpy); the engine's modules find them here too.
-from .diagnosis_text import FILTER_REASONS, INSUFFICIENT, QUEUE, TOPOLOGY, reason_text, shape_text  # noqa: F401
+from .diagnosis_text import (  # noqa: F401
+    EXCLUSIVE,
+    FILTER_REASONS,
+    INSUFFICIENT,
+    QUEUE,
+    TOPOLOGY,
+    reason_text,
+    shape_text,
+)
 from .model import Pod
 from .placement import fit_counts
 

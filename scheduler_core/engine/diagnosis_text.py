@@ -13,6 +13,8 @@ FILTER_REASONS = ("NotReady", "Unschedulable", "UntoleratedTaint", "NodeSelector
 INSUFFICIENT = "Insufficient"
 #: Nodes with room for members, but none in a domain of the required level that holds the gang.
 TOPOLOGY = "TopologyDomain"
+#: Nodes with room for members, but every domain of the level is held by another exclusive gang.
+EXCLUSIVE = "ExclusiveDomain"
 #: Nodes with room for members, which the gang's queue may not use (its max, or borrowing).
 QUEUE = "QueueQuota"
 
@@ -38,6 +40,7 @@ _TEXTS = {
     "NodeSelector": "node(s) didn't match the node selector",
     "NodeAffinity": "node(s) didn't match the node affinity",
     TOPOLOGY: "node(s) had room, but not in a {detail} that holds the whole gang",
+    EXCLUSIVE: "node(s) had room, but in a {detail} another exclusive gang holds",
     QUEUE: "node(s) had room the queue may not use",
 }
 

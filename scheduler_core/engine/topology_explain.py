@@ -38,7 +38,8 @@ def no_domain(gang: Gang, miss: Miss, resources: Explanation) -> Explanation:
     text = f"no {level.name} has {demand} free {resource}"
     best = None
     held = sorted(miss.held.items())
-    if held and len(held) >= level.count:
+    every_held = bool(held) and len(held) >= level.count
+    if every_held:
         named = _held_text(level, held)
         text = f"every {level.name} holds another exclusive gang (all {level.count}: {named})"
     elif miss.best >= 0:
@@ -57,7 +58,9 @@ def no_domain(gang: Gang, miss: Miss, resources: Explanation) -> Explanation:
     needed = resources.details.get("needed", miss.best_members)
     details = {
         **resources.details,
-        "shapes": diagnosis.reassign(shapes or [], diagnosis.TOPOLOGY, level.name),
+        "shapes": diagnosis.reassign(
+            shapes or [], diagnosis.EXCLUSIVE if every_held else diagnosis.TOPOLOGY, level.name
+        ),
         "placeable": miss.best_members,
         "short_by": max(needed - miss.best_members, 1),
         "level": level.key,

@@ -53,6 +53,9 @@ def test_a_third_exclusive_gang_on_two_racks_waits_saying_every_rack_is_held():
     assert "every rack holds another exclusive gang (all 2: r0 by t/" in why.message
     assert why.details["exclusive"]["domains"] == why.details["exclusive"]["held"] == 2
     assert {h["gang"] for h in why.details["exclusive"]["held_by"]} == {"t/a", "t/b"}
+    # The node counts name the same cause: room, but in racks other exclusive gangs hold.
+    [shape] = why.details["shapes"]
+    assert [(row["reason"], row["detail"]) for row in shape["reasons"]] == [("ExclusiveDomain", "rack")]
 
 
 def test_a_running_exclusive_gang_keeps_other_exclusive_gangs_out_but_not_other_work():
