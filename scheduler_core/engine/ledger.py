@@ -103,7 +103,7 @@ class Ledger:
         self.reclaim_failed: dict[tuple[int, str], list[np.ndarray]] = {}  # see actions/reclaim.py
         self.gated: set[str] = set()  # units whose first gang's queue takes no work (queue_order)
         self.victim_index = None  # actions/victim_index.VictimIndex, built by the first reclaim
-        self.queue_victims: dict[int, tuple] = {}  # queue -> (below, victims): victims.of_queue
+        self.queue_victims: dict[int, object] = {}  # queue -> VictimPool: victims.of_queue
         self._by_queue = None  # snapshot pod positions sorted by queue, built on first use
         self.snapshot_pods = pods
 

@@ -46,8 +46,8 @@ class Session:
         self.units: list[Unit] = []
         # Units finished with in this cycle (placed, reserved by preemption): skipped by later actions.
         self.done: set[str] = set()
-        # Preemption candidates, built on first use (actions/victims.py): (below, victims).
-        self.victims: tuple[int, list] | None = None
+        # Preemption candidates, built on first use (actions/victims.py: a VictimPool).
+        self.victims = None
         self.terminating_usage = None  # per-node usage of terminating pods, or False: none
         # Queues: None when the snapshot defines none, and then no queue logic runs.
         self.queues: Ledger | None = (
@@ -63,6 +63,9 @@ class Session:
         # terminating pods gone) says which pods it takes away, so that they stop holding an
         # exclusive domain too (``topology_exclusive.py``); None: the cluster as it is.
         self.vanished: Callable[[Pod], bool] | None = None
+        # ``shapes`` of each list of pods asked for, by the pods' identities: preemption and
+        # backfill try the same unit dozens of times a cycle, and grouping is per pod work.
+        self.shape_memo: dict[tuple[int, ...], list[tuple[np.ndarray, list[Pod]]]] = {}
 
     def build_queue(self) -> None:
         self.units = build_units(self.snapshot, self.config, self.gangs, self.members, self.pending)
@@ -258,7 +261,18 @@ class Trial:
 
 
 def shapes(session: Session, pods: list[Pod]) -> list[tuple[np.ndarray, list[Pod]]]:
-    """Pods grouped by identical request and constraints, biggest first, stable within a shape."""
+    """Pods grouped by identical request and constraints, biggest first, stable within a shape.
+
+    Remembered for the cycle (the snapshot keeps the pods alive, so their ids stand for them);
+    callers only read the groups."""
+    key = tuple(map(id, pods))
+    found = session.shape_memo.get(key)
+    if found is None:
+        found = session.shape_memo[key] = _shapes(session, pods)
+    return found
+
+
+def _shapes(session: Session, pods: list[Pod]) -> list[tuple[np.ndarray, list[Pod]]]:
     groups: dict[tuple, tuple[np.ndarray, list[Pod]]] = {}
     for pod in pods:
         request = session.state.vector(pod)

@@ -27,6 +27,7 @@ headroom, with the victims' usage given back to the queue.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -37,7 +38,8 @@ from ..model import Pod
 from ..queue import Unit
 from ..session import Session
 from . import domain_victims
-from .victims import Victim, candidates, fewest, gone, of_queue, shift_all
+from .fit_bound import Bound
+from .victims import Victim, candidates, fewest, of_queue, shift_all
 
 
 def preempt(session: Session, unit: Unit) -> bool:
@@ -51,22 +53,15 @@ def preempt(session: Session, unit: Unit) -> bool:
                 key, Reason.PREEMPTING, "waiting for evicted pods to terminate", {}
             )
         return True
-    own = set(unit.gangs)
     ledger = session.queues
     if ledger is None:
-        listed = candidates(session, unit.priority)
+        pool = candidates(session, unit.priority)
     else:  # within the unit's own queue, if its format preempts there
         queue = queue_order.unit_queue(ledger, unit)
         if not preempts_within(ledger, queue):
             return False
-        listed = of_queue(session, queue, unit.priority)
-    victims = [
-        victim
-        for victim in listed
-        if victim.priority < unit.priority
-        and not gone(session, victim)
-        and not own.intersection(victim.owners)
-    ]
+        pool = of_queue(session, queue, unit.priority)
+    victims = pool.select(session, unit.priority, tuple(unit.gangs))
     if not victims:
         return False
     session.admission = ledger is None
@@ -148,13 +143,19 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim], tries: int | No
         idle = set()
     taken -= idle
     kept = [victim for victim in chosen if id(victim) not in idle]
-    for victim in list(reversed(kept))[:tries]:
-        if _pinned(victim, taken):
+    bound = Bound(session, unit)
+    bound.count()
+    trying = list(reversed(kept))[:tries]
+    maybe = bound.alone(trying)  # False: giving it back leaves no room, by count alone
+    for i, victim in enumerate(trying):
+        if _pinned(victim, taken) or not maybe[i]:
             continue
         victim.restore(state)
         if fits(session, unit):
             taken.discard(id(victim))
             kept.remove(victim)
+            bound.count()
+            maybe[i + 1 :] = bound.alone(trying[i + 1 :])
             continue
         victim.free(state)
     return kept
@@ -167,24 +168,27 @@ def _pinned(victim: Victim, taken: set[int]) -> bool:
 
 def _shortest_prefix(session: Session, unit: Unit, victims: list[Victim]) -> int | None:
     """The fewest cheapest victims whose eviction lets ``unit`` fit; None if all of them do not."""
+    low = Bound(session, unit).shortest(victims)
+    if low is None:  # not even all of them free enough room, by count alone
+        return None
     state = session.state
-    nodes = np.concatenate([victim.nodes for victim in victims])
-    rows = np.concatenate([victim.rows for victim in victims])
-    ends = np.cumsum([len(victim.nodes) for victim in victims])
 
     def fits_after(count: int) -> bool:
-        taken = slice(0, ends[count - 1])
-        state.shift(nodes[taken], rows[taken], -1)
+        taken = victims[:count]
+        nodes = np.concatenate([victim.nodes for victim in taken])
+        rows = np.concatenate([victim.rows for victim in taken])
+        state.shift(nodes, rows, -1)
         try:
             return fits(session, unit)
         finally:
-            state.shift(nodes[taken], rows[taken], +1)
+            state.shift(nodes, rows, +1)
 
-    return fewest(len(victims), fits_after)
+    return fewest(len(victims), fits_after, low)
 
 
 def _terminating_usage(session: Session) -> np.ndarray | None:
-    """Per-node usage of pods already being deleted (None when there are none); once a cycle."""
+    """Per-node usage of pods already being deleted, and of those evicted in this cycle
+    (``hold_until_gone``); None when there are none. The snapshot's part once a cycle."""
     if session.terminating_usage is None:
         pods = [pod for pod in session.snapshot.pods if pod.terminating]
         session.terminating_usage = session.state.usage_of(pods) if pods else False
@@ -192,32 +196,63 @@ def _terminating_usage(session: Session) -> np.ndarray | None:
 
 
 def _fits_after_terminating(session: Session, unit: Unit, usage: np.ndarray) -> bool:
-    """Would the unit fit once the pods being deleted are gone (from their queues too)?"""
+    """Would the unit fit once the pods being deleted are gone (from their queues too)? If so,
+    the room it would take is spoken for until the end of the cycle, so that the next unit
+    does not count on the same room."""
     if session.queues is None:
-        return _fits_without(session, unit, usage)
+        return _claim_without(session, unit, usage)
     leaving = [
         pod for pod in session.snapshot.pods if pod.terminating and pod.node in session.state.node_index
     ]
     session.queues.charge_pods(leaving, -1)
     try:
-        return _fits_without(session, unit, usage)
+        return _claim_without(session, unit, usage)
     finally:
         session.queues.charge_pods(leaving)
 
 
-def _fits_without(session: Session, unit: Unit, usage: np.ndarray) -> bool:
-    """Would the unit fit with the terminating pods (``usage``) gone, from exclusive domains too?"""
+def _claim_without(session: Session, unit: Unit, usage: np.ndarray) -> bool:
+    """``_fits_after_terminating`` on the nodes: with the terminating pods (``usage``) gone,
+    from exclusive domains too. A unit that fits keeps its trial's room taken in the state."""
     session.state.used -= usage
-    session.vanished = _terminating
+    session.vanished = lambda pod: pod.terminating or pod.key in session.evicted
     try:
-        return fits(session, unit)
+        result = attempt(session, unit, explain=False)
+        if not result.satisfied:
+            result.trial.discard()
+        return result.satisfied
     finally:
         session.state.used += usage
         session.vanished = None
 
 
-def _terminating(pod: Pod) -> bool:
-    return pod.terminating
+def hold_until_gone(
+    session: Session, nodes: np.ndarray, rows: np.ndarray, nominate: Callable[[], int]
+) -> int:
+    """``nominate()`` (the preemptor's reservations; returns what it returns) on the room of the
+    pods just evicted (one ``rows`` row each, on ``nodes``), then hold what is left of that room
+    for the rest of the cycle.
+
+    An evicted pod holds its node until it is gone: a kubelet admits no pod onto room that a
+    terminating pod still uses, and this cycle's binds go out before its evictions. So nothing
+    else may bind there in this cycle: each node keeps at least the usage it had before the
+    eviction (the preemptor's nomination counts towards it, not on top of it). A later
+    preemptor that would fit once they are gone waits for them (``_terminating_usage``) rather
+    than evicting more.
+    """
+    state = session.state
+    touched = np.unique(nodes)
+    before = state.alloc[touched] - state.free_at(touched)
+    np.add.at(before, np.searchsorted(touched, nodes), rows)
+    nominated = nominate()
+    held = np.maximum(before - (state.alloc[touched] - state.free_at(touched)), 0)
+    state.shift(touched, held, +1)
+    usage = _terminating_usage(session)
+    if usage is None:
+        usage = np.zeros_like(state.alloc)
+    usage[touched] += held
+    session.terminating_usage = usage
+    return nominated
 
 
 def _commit(session: Session, unit: Unit, chosen: list[Victim]) -> None:
@@ -251,7 +286,12 @@ def _explain(session: Session, unit: Unit, chosen: list[Victim], taken: set[int]
         pods.setdefault(label, (owner, []))[1].extend(pod.key for pod in victim.pods)
     shown = [(victim, keys if victim.elastic_of else sorted(keys)) for victim, keys in pods.values()]
     names = "; ".join(explain.victim_text(victim, keys) for victim, keys in shown)
-    nominated = _nominate(session, unit, f"nominated: evicting {names}")
+    nominated = hold_until_gone(
+        session,
+        np.concatenate([victim.nodes for victim in chosen]),
+        np.concatenate([victim.rows for victim in chosen]),
+        lambda: _nominate(session, unit, f"nominated: evicting {names}"),
+    )
     session.done.add(unit.key)
     for key in unit.gangs or (unit.key,):
         session.result.explanations[key] = Explanation(

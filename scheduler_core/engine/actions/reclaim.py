@@ -56,8 +56,8 @@ from ..decisions import Evict, Explanation, Reason, Transition, TransitionKind
 from ..queue import Unit
 from ..session import Session
 from . import domain_victims, reclaim_declared
-from .preempt import _above_minimum, _nominate, preempts_within
-from .reclaim_bundles import Bundle, bundles_of, fewest_bundles, lift, minimal_of, shortest_prefix
+from .preempt import _above_minimum, _nominate, hold_until_gone, preempts_within
+from .reclaim_bundles import Bundle, bundles_of, fewest_bundles, lift, minimal_of, pods_of, shortest_prefix
 from .victim_index import of_queues
 from .victims import Victim
 
@@ -286,7 +286,9 @@ def _commit(session: Session, unit: Unit, queue: int, bundles: list[Bundle], rul
     text, details = queue_explain.reclaim_text(ledger, victim_queues, request, basis)
     by = ledger.tree.queues[queue].name
     names = _evict(session, bundles, f"reclaimed by queue {name} (below its {basis}) for {unit.key}", by)
-    nominated = _nominate(session, unit, f"nominated: reclaim from {text}")
+    nominated = hold_until_gone(
+        session, *pods_of(bundles), lambda: _nominate(session, unit, f"nominated: reclaim from {text}")
+    )
     session.done.add(unit.key)
     for key in unit.gangs or (unit.key,):
         session.result.explanations[key] = Explanation(
@@ -359,7 +361,9 @@ def within_max(session: Session, unit: Unit) -> bool:
     name = ledger.tree.names[queue]
     preemptor = f"preempted by {unit.key} (priority {unit.priority}) within queue {name}, at its max"
     names = _evict(session, chosen, preemptor)
-    nominated = _nominate(session, unit, f"nominated: evicting {names}")
+    nominated = hold_until_gone(
+        session, *pods_of(chosen), lambda: _nominate(session, unit, f"nominated: evicting {names}")
+    )
     session.done.add(unit.key)
     for key in unit.gangs or (unit.key,):
         session.result.explanations[key] = Explanation(

@@ -55,11 +55,11 @@ def lift(session: Session, bundles: list[Bundle], sign: int) -> None:
     """Take the bundles off the nodes and their queues (sign -1), or put them back (+1)."""
     if not bundles:
         return
-    session.state.shift(*_pods_of(bundles), sign)
+    session.state.shift(*pods_of(bundles), sign)
     _charge(session, bundles, sign)
 
 
-def _pods_of(bundles: list[Bundle]) -> tuple[np.ndarray, np.ndarray]:
+def pods_of(bundles: list[Bundle]) -> tuple[np.ndarray, np.ndarray]:
     """The bundles' pods: each one's node and request row."""
     return np.concatenate([b.nodes for b in bundles]), np.concatenate([b.rows for b in bundles])
 
@@ -78,7 +78,7 @@ def shortest_prefix(session: Session, unit: Unit, bundles: list[Bundle]) -> int 
     saved_ledger = ledger.save()
 
     def fits_after(count: int) -> bool:
-        nodes, rows = _pods_of(bundles[:count])
+        nodes, rows = pods_of(bundles[:count])
         state.shift(nodes, rows, -1)
         _charge(session, bundles[:count], -1)
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..session import Session
-from .victims import Victim, _collect
+from .victims import Victim, _collect, mark_gone
 
 
 class VictimIndex:
@@ -81,14 +81,7 @@ class VictimIndex:
         self.seen_evicted = set()
 
     def _mark_gone(self, session: Session) -> None:
-        """Victims whose pods were evicted since the last read (by reclaim or preemption, whose
-        lists hold distinct victims for the same pods, always taken whole: the first pod tells)."""
-        new = session.evicted - self.seen_evicted
-        for key in new:
-            index = self.first_pod.get(key)
-            if index is not None:
-                self.dead[index] = True
-        self.seen_evicted |= new
+        mark_gone(session, self.seen_evicted, self.first_pod, self.dead)
 
 
 def of_queues(

@@ -69,6 +69,53 @@ class Victim:
         state.shift(self.nodes, self.rows, +1)
 
 
+class VictimPool:
+    """``victims`` (in the order taken, all of priority below ``below``) with arrays to pick a
+    preemptor's from them: a busy cycle has a hundred preemptors reading one list of a thousand
+    victims, and a Python pass over it for each cost as much as their searches."""
+
+    def __init__(self, below: int, victims: list[Victim]) -> None:
+        self.below = below
+        self.victims = victims
+        count = len(victims)
+        self.priority = np.fromiter((victim.priority for victim in victims), np.int64, count)
+        self.dead = np.fromiter((victim.evicted for victim in victims), bool, count)
+        # A victim is always taken whole, so its first pod tells (preemption's and reclaim's
+        # lists hold distinct victims for the same pods).
+        self.first_pod = {victim.pods[0].key: i for i, victim in enumerate(victims)}
+        self.owned: dict[str, list[int]] = {}  # gang -> victims it owns
+        for i, victim in enumerate(victims):
+            for gang in victim.owners:
+                self.owned.setdefault(gang, []).append(i)
+        self._seen: set[str] = set()
+
+    def select(self, session: Session, priority: int, own: tuple[str, ...]) -> list[Victim]:
+        """The victims of priority below ``priority``, not gone, not of the gangs ``own``."""
+        self._mark_gone(session)
+        mask = (self.priority < priority) & ~self.dead
+        for gang in own:
+            mask[self.owned.get(gang, [])] = False
+        victims = self.victims
+        return [victims[i] for i in np.flatnonzero(mask)]
+
+    def _mark_gone(self, session: Session) -> None:
+        mark_gone(session, self._seen, self.first_pod, self.dead)
+
+
+def mark_gone(session: Session, seen: set[str], first_pod: dict[str, int], dead: np.ndarray) -> None:
+    """Mark ``dead`` the victims (by their first pod's index) whose pods were evicted since the
+    last call (``seen``: the evicted pod keys seen so far, updated). Preemption's and reclaim's
+    lists hold distinct victims for the same pods, always taken whole: the first pod tells."""
+    if len(seen) == len(session.evicted):
+        return  # only ever grows: the same size is the same set
+    new = session.evicted - seen
+    for key in new:
+        index = first_pod.get(key)
+        if index is not None:
+            dead[index] = True
+    seen |= new
+
+
 def shift_all(state: ClusterState, victims: list[Victim], sign: int) -> None:
     """``free`` (``sign`` -1) or ``restore`` (+1) every one of ``victims`` in one shift of the
     state: the same end state as one by one, with one pass over the nodes they touch."""
@@ -78,17 +125,16 @@ def shift_all(state: ClusterState, victims: list[Victim], sign: int) -> None:
         state.shift(nodes, rows, sign)
 
 
-def candidates(session: Session, below: int) -> list[Victim]:
+def candidates(session: Session, below: int) -> VictimPool:
     """Running work that could be a victim of a unit of priority ``below``, in the order taken.
 
     Built once a cycle, for the first preemptor: units come in priority order, so a later one
     never outranks it (should one do so, the list is built again for it).
     """
-    if session.victims is not None and session.victims[0] >= below:
-        return session.victims[1]
-    victims = _collect(session, below, session.snapshot.pods)
-    session.victims = (below, victims)
-    return victims
+    if session.victims is not None and session.victims.below >= below:
+        return session.victims
+    session.victims = VictimPool(below, _collect(session, below, session.snapshot.pods))
+    return session.victims
 
 
 def _collect(session: Session, below: int, pods) -> list[Victim]:
@@ -130,15 +176,15 @@ def gone(session: Session, victim: Victim) -> bool:
     return victim.evicted or victim.pods[0].key in session.evicted
 
 
-def of_queue(session: Session, queue: int, below: int) -> list[Victim]:
+def of_queue(session: Session, queue: int, below: int) -> VictimPool:
     """With queues: ``candidates`` of one queue (preemption stays within the preemptor's
     queue), built from that queue's pods only, once a cycle per queue."""
     ledger = session.queues
     cached = ledger.queue_victims.get(queue)
-    if cached is None or cached[0] < below:
+    if cached is None or cached.below < below:
         victims = _collect(session, below, ledger.pods_of({queue}))
-        cached = ledger.queue_victims[queue] = (below, victims)
-    return cached[1]
+        cached = ledger.queue_victims[queue] = VictimPool(below, victims)
+    return cached
 
 
 def _gang_victims(
@@ -218,14 +264,21 @@ def _build(session: Session, found: list[tuple]) -> list[Victim]:
     return victims
 
 
-def fewest(total: int, enough: Callable[[int], bool]) -> int | None:
-    """The smallest count in 1..``total`` for which ``enough`` holds, by binary search (taking
-    more victims never leaves less room, so ``enough`` only turns true once); None when even
-    ``total`` is not enough. Preemption and reclaim both take the shortest prefix of their
-    victims this way."""
+def fewest(total: int, enough: Callable[[int], bool], low: int = 1) -> int | None:
+    """The smallest count in ``low``..``total`` for which ``enough`` holds, by binary search
+    (taking more victims never leaves less room, so ``enough`` only turns true once); None when
+    even ``total`` is not enough. ``low``: a count below which ``enough`` is known not to hold
+    (``fit_bound.py``), tried first. Preemption and reclaim both take the shortest prefix of
+    their victims this way."""
+    if low > 1:
+        if enough(low):
+            return low
+        low += 1
+        if low > total:
+            return None
     if not enough(total):
         return None
-    low, high = 1, total
+    high = total
     while low < high:
         middle = (low + high) // 2
         if enough(middle):

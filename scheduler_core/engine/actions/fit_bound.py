@@ -1,0 +1,135 @@
+"""A cheap test that a unit cannot fit, for preemption's searches (``preempt.py``).
+
+Preemption asks "would the unit fit with these victims gone?" dozens of times per preemptor,
+and each answer is a whole trial placement. Most answers can be had from counting alone: a gang
+fits only if, shape by shape, the nodes could take at least its minimum of copies,
+each shape counted on its own, as if no other shape wanted the same room. That count can only
+overstate what placement achieves (shapes compete, topology and exclusive domains narrow it
+further), so when the count falls short the unit certainly does not fit, and no trial is needed.
+
+``Bound.shortest`` gives, for a list of victims, the fewest taken in order whose freed room lets
+the count reach the minimum: no prefix shorter than that can fit, so the search for the
+shortest prefix that does fit starts there. ``Bound.short`` answers for the state as it is,
+kept current as victims are given back one by one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..gang import unit_gangs
+from ..placement import fit_counts
+from ..queue import Unit
+from ..session import Session, shapes
+
+#: Victims counted first by ``Bound.shortest``; the window grows 4 times at each step.
+FIRST_WINDOW = 64
+
+
+class Bound:
+    """For one unit: its pod shapes (request, node mask, copies wanted) and each gang's need."""
+
+    def __init__(self, session: Session, unit: Unit) -> None:
+        self.state = session.state
+        self.requests: list[np.ndarray] = []
+        self.masks: list[np.ndarray] = []
+        self.copies: list[int] = []
+        self.needs: list[tuple[list[int], int]] = []  # (shape indices, members needed) per gang
+        self.totals = np.zeros(0, np.int64)
+        if not unit.is_gang:
+            self._add(session, unit.pods, 1)
+        for gang in unit_gangs(session, unit) if unit.is_gang else ():
+            if gang.settled:
+                continue
+            running = len(session.running(gang.key)) if gang.counts_running else 0
+            need = gang.min_member - running - len(session.held(gang.key))
+            if need > 0:
+                self._add(session, session.waiting(gang.key), need)
+        self.totals = np.zeros(len(self.requests), np.int64)
+
+    def _add(self, session: Session, pods: list, need: int) -> None:
+        first = len(self.requests)
+        for request, members in shapes(session, pods):
+            self.requests.append(request)
+            self.masks.append(session.filter.mask(members[0]))
+            self.copies.append(len(members))
+        self.needs.append((list(range(first, len(self.requests))), need))
+
+    def _holds(self, totals: np.ndarray) -> np.ndarray:
+        """Whether every gang's need is within the counted copies (``totals``: shapes x k)."""
+        ok = np.ones(totals.shape[1:], bool)
+        for indices, need in self.needs:
+            capped = np.minimum(totals[indices], np.array(self.copies, np.int64)[indices][:, None])
+            ok &= capped.sum(axis=0) >= need
+        return ok
+
+    def shortest(self, victims: list) -> int | None:
+        """The fewest of ``victims``, taken in order, with which the count reaches every need
+        (``None``: not even with all of them); the state is not changed. The answer is mostly a
+        few dozen victims of a thousand: counted on a window that grows until it holds one."""
+        if not self.needs:
+            return 1
+        window = FIRST_WINDOW
+        while True:
+            found = self._shortest(victims[:window])
+            if found is not None or window >= len(victims):
+                return found
+            window *= 4
+
+    def _shortest(self, victims: list) -> int | None:
+        state = self.state
+        nodes = np.concatenate([victim.nodes for victim in victims])
+        rows = np.concatenate([victim.rows for victim in victims])
+        owner = np.repeat(np.arange(len(victims)), [len(victim.nodes) for victim in victims])
+        # Each pod's node's free room once it and the pods before it on that node are gone.
+        order = np.argsort(nodes, kind="stable")
+        nodes, rows, owner = nodes[order], rows[order], owner[order]
+        first = np.ones(len(nodes), bool)
+        first[1:] = nodes[1:] != nodes[:-1]
+        running = np.cumsum(rows, axis=0)
+        starts = np.flatnonzero(first)
+        group = np.cumsum(first) - 1
+        freed = running - (running[starts] - rows[starts])[group]
+        before_all = state.free[nodes]
+        after = before_all + freed
+        totals = np.empty((len(self.requests), len(victims) + 1), np.int64)
+        for s, (request, mask) in enumerate(zip(self.requests, self.masks, strict=True)):
+            now = fit_counts(state.free, request, mask)
+            counted = fit_counts(after, request)
+            previous = np.where(first, now[nodes], np.roll(counted, 1))
+            gained = np.where(mask[nodes], counted - previous, 0)
+            per_victim = np.bincount(owner, weights=gained, minlength=len(victims)).astype(np.int64)
+            totals[s, 0] = int(now.sum())
+            totals[s, 1:] = totals[s, 0] + np.cumsum(per_victim)
+        ok = self._holds(totals)
+        found = np.flatnonzero(ok[1:])
+        return int(found[0]) + 1 if found.size else None
+
+    def count(self) -> None:
+        """Count the copies on the state as it is (before ``alone`` and ``short``)."""
+        free = self.state.free
+        for s, (request, mask) in enumerate(zip(self.requests, self.masks, strict=True)):
+            self.totals[s] = int(fit_counts(free, request, mask).sum())
+
+    def alone(self, victims: list) -> np.ndarray:
+        """For each of ``victims`` (each gone from the state now), whether the count still
+        reaches every need with that one alone put back: where it does not, giving it back
+        certainly leaves the unit without room (after ``count``)."""
+        if not self.needs or not victims:
+            return np.ones(len(victims), bool)
+        state = self.state
+        nodes = np.concatenate([victim.nodes for victim in victims])
+        rows = np.concatenate([victim.rows for victim in victims])
+        owner = np.repeat(np.arange(len(victims)), [len(victim.nodes) for victim in victims])
+        # One entry per (victim, node): what putting the victim back takes from that node.
+        pairs, inverse = np.unique(owner * len(state.alloc) + nodes, return_inverse=True)
+        taken = np.zeros((len(pairs), rows.shape[1]), np.int64)
+        np.add.at(taken, inverse, rows)
+        where, who = pairs % len(state.alloc), pairs // len(state.alloc)
+        free = state.free_at(where)
+        totals = np.empty((len(self.requests), len(victims)), np.int64)
+        for s, (request, mask) in enumerate(zip(self.requests, self.masks, strict=True)):
+            lost = np.where(mask[where], fit_counts(free, request) - fit_counts(free - taken, request), 0)
+            lost_per_victim = np.bincount(who, weights=lost, minlength=len(victims)).astype(np.int64)
+            totals[s] = self.totals[s] - lost_per_victim
+        return self._holds(totals)
