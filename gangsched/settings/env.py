@@ -58,6 +58,19 @@ def parse_seconds(name: str, value: str | None, default: float) -> float:
     return seconds
 
 
+def parse_count(name: str, value: str | None, default: int) -> int:
+    """A whole number, 0 or more."""
+    if value is None or not value.strip():
+        return default
+    try:
+        count = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number") from None
+    if count < 0:
+        raise ImproperlyConfigured(f"{name}={value!r} must be 0 or more")
+    return count
+
+
 _SCHEDULER_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 

@@ -2,9 +2,13 @@
 
 import os
 
-from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S, DEFAULT_RECLAIM_DELAY_S
+from scheduler_core.engine.model import (
+    DEFAULT_OVERTAKE_LIMIT_S,
+    DEFAULT_PREEMPT_DEPTH,
+    DEFAULT_RECLAIM_DELAY_S,
+)
 
-from .env import parse_cluster_backend, parse_scheduler_aliases, parse_seconds
+from .env import parse_cluster_backend, parse_count, parse_scheduler_aliases, parse_seconds
 
 # Which cluster the scheduler binds pods on: "simulated" (in-process, the default) or "kubernetes".
 CLUSTER_BACKEND = parse_cluster_backend(os.environ.get("CLUSTER_BACKEND"))
@@ -44,6 +48,12 @@ GANGSCHED_OVERTAKE_LIMIT_S = parse_seconds(
 # waits. 0: at once.
 GANGSCHED_RECLAIM_DELAY_S = parse_seconds(
     "GANGSCHED_RECLAIM_DELAY_S", os.environ.get("GANGSCHED_RECLAIM_DELAY_S"), DEFAULT_RECLAIM_DELAY_S
+)
+
+# How many gangs may search for victims to preempt or reclaim in one cycle; past it, the next one
+# waits at the head of the queue for a later cycle (EngineConfig.preempt_depth). 0: no bound.
+GANGSCHED_PREEMPT_DEPTH = parse_count(
+    "GANGSCHED_PREEMPT_DEPTH", os.environ.get("GANGSCHED_PREEMPT_DEPTH"), DEFAULT_PREEMPT_DEPTH
 )
 
 # The scheduler lease (services/lease.py): renewed every third of this many seconds while a

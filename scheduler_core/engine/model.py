@@ -336,6 +336,9 @@ RECLAIM_MODES = ("fair-share", "guarantee", "none")
 #: Two minutes: how long a unit waits before reclaiming beyond its queue's guarantee (reclaim.py).
 DEFAULT_RECLAIM_DELAY_S = 120.0
 
+#: Units that may search for victims (preempt or reclaim) in one cycle (see EngineConfig).
+DEFAULT_PREEMPT_DEPTH = 16
+
 #: One hour: no unit is ever passed by work submitted more than an hour after it (see queue.py).
 DEFAULT_OVERTAKE_LIMIT_S = 3600.0
 
@@ -379,6 +382,13 @@ class EngineConfig:
     # that time, and reclaiming at once for a share that moves as demand comes and goes evicts
     # more than it gains. Reclaim up to the guarantee never waits.
     reclaim_delay_s: float = DEFAULT_RECLAIM_DELAY_S
+    # How many units may search for victims (preemption, reclaim) in one cycle; 0: no bound. A
+    # search costs dozens of trial placements, and a burst of urgent work on a full cluster would
+    # make one cycle search for hundreds of units while every other gang waits for its answer.
+    # Past the bound, the next unit that would search becomes the head of the queue instead
+    # (it reserves, the rest backfill around it) and searches in a later cycle: the evictions
+    # of this one wake it at once. KAI-Scheduler bounds the same work (queueDepthPerAction).
+    preempt_depth: int = DEFAULT_PREEMPT_DEPTH
     # Topology-aware placement: gangs' TopologyConstraints are honoured. False: they
     # are ignored and gangs land anywhere (gangsched without topology; trace replay compares both).
     topology: bool = True

@@ -49,6 +49,10 @@ class Session:
         # Preemption candidates, built on first use (actions/victims.py: a VictimPool).
         self.victims = None
         self.terminating_usage = None  # per-node usage of terminating pods, or False: none
+        # Units that searched for victims in this cycle (EngineConfig.preempt_depth), and those
+        # that would have searched past the bound (their explanation says so).
+        self.searched: set[str] = set()
+        self.deferred: set[str] = set()
         # Queues: None when the snapshot defines none, and then no queue logic runs.
         self.queues: Ledger | None = (
             Ledger(snapshot, self.state, self.gangs, config) if snapshot.queues else None

@@ -131,10 +131,12 @@ def cycle_changes(result: CycleResult, *, bound: int, recovered: int) -> dict[st
 
 
 def engine_config() -> EngineConfig:
-    """gangsched's own policies, with the operator's queue-order and reclaim-delay settings."""
+    """gangsched's own policies, with the operator's queue-order, reclaim-delay and
+    preemption-depth settings."""
     return EngineConfig(
         overtake_limit_s=settings.GANGSCHED_OVERTAKE_LIMIT_S,
         reclaim_delay_s=settings.GANGSCHED_RECLAIM_DELAY_S,
+        preempt_depth=settings.GANGSCHED_PREEMPT_DEPTH,
     )
 
 

@@ -4,11 +4,12 @@ from django.core.exceptions import ImproperlyConfigured
 from gangsched.settings.env import (
     parse_bool,
     parse_cluster_backend,
+    parse_count,
     parse_list,
     parse_scheduler_aliases,
     parse_seconds,
 )
-from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S
+from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S, DEFAULT_PREEMPT_DEPTH
 from scheduler_core.services.cycle import engine_config
 
 
@@ -53,6 +54,23 @@ def test_seconds_default_when_unset_and_parse_otherwise(value, expected):
 def test_bad_seconds_are_an_error_naming_the_variable(value):
     with pytest.raises(ImproperlyConfigured, match=f"GANGSCHED_OVERTAKE_LIMIT_S={value!r}"):
         parse_seconds("GANGSCHED_OVERTAKE_LIMIT_S", value, 3600.0)
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 16), ("", 16), ("0", 0), ("40", 40)])
+def test_counts_default_when_unset_and_parse_otherwise(value, expected):
+    assert parse_count("GANGSCHED_PREEMPT_DEPTH", value, 16) == expected
+
+
+@pytest.mark.parametrize("value", ["many", "-1", "2.5"])
+def test_bad_counts_are_an_error_naming_the_variable(value):
+    with pytest.raises(ImproperlyConfigured, match=f"GANGSCHED_PREEMPT_DEPTH={value!r}"):
+        parse_count("GANGSCHED_PREEMPT_DEPTH", value, 16)
+
+
+def test_the_cycle_uses_the_preemption_depth_setting(settings):
+    assert engine_config().preempt_depth == DEFAULT_PREEMPT_DEPTH
+    settings.GANGSCHED_PREEMPT_DEPTH = 0
+    assert engine_config().preempt_depth == 0
 
 
 def test_the_cycle_uses_the_overtake_limit_setting(settings):

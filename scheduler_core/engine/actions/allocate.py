@@ -77,6 +77,7 @@ def allocate(session: Session) -> None:
             continue
         if config.preemption and ledger is not None and reclaim(session, unit):
             continue
+        _explain_deferred(session, unit)
         _keep_reservations(session, unit)
         head = plan_head(session, unit)
 
@@ -132,7 +133,27 @@ def _held_by_queue(session: Session, unit: Unit, cut, first: bool) -> bool:
             reclaim(session, unit)
         elif why.reason == Reason.QUEUE_MAX:
             within_max(session, unit)
+        _explain_deferred(session, unit)
     return True
+
+
+def _explain_deferred(session: Session, unit: Unit) -> None:
+    """A unit that would have searched for victims past ``EngineConfig.preempt_depth`` says so:
+    it is not told that no victim would do."""
+    if unit.key not in session.deferred:
+        return
+    note = (
+        f"; it may preempt in a later cycle ({len(session.searched)} units searched for victims "
+        "in this one, the most a cycle does)"
+    )
+    for key in unit.gangs or (unit.key,):
+        explanation = session.result.explanations.get(key)
+        if explanation is not None:
+            session.result.explanations[key] = dataclasses.replace(
+                explanation,
+                message=explanation.message + note,
+                details={**explanation.details, "preemption_deferred": True},
+            )
 
 
 def _bind(session: Session, unit: Unit, result: Attempt) -> None:

@@ -62,7 +62,7 @@ def preempt(session: Session, unit: Unit) -> bool:
             return False
         pool = of_queue(session, queue, unit.priority)
     victims = pool.select(session, unit.priority, tuple(unit.gangs))
-    if not victims:
+    if not victims or not may_search(session, unit):
         return False
     session.admission = ledger is None
     try:
@@ -87,6 +87,19 @@ def preempt(session: Session, unit: Unit) -> bool:
                 victim.restore(session.state)
             return False
     _commit(session, unit, chosen)
+    return True
+
+
+def may_search(session: Session, unit: Unit) -> bool:
+    """Whether ``unit`` may search for victims in this cycle (``EngineConfig.preempt_depth``);
+    counts it when it may, and remembers it when it may not (its explanation says so)."""
+    if unit.key in session.searched:  # preemption, then reclaim: one unit, one search
+        return True
+    depth = session.config.preempt_depth
+    if depth and len(session.searched) >= depth:
+        session.deferred.add(unit.key)
+        return False
+    session.searched.add(unit.key)
     return True
 
 

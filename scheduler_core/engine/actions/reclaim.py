@@ -56,7 +56,7 @@ from ..decisions import Evict, Explanation, Reason, Transition, TransitionKind
 from ..queue import Unit
 from ..session import Session
 from . import domain_victims, reclaim_declared
-from .preempt import _above_minimum, _nominate, hold_until_gone, preempts_within
+from .preempt import _above_minimum, _nominate, hold_until_gone, may_search, preempts_within
 from .reclaim_bundles import Bundle, bundles_of, fewest_bundles, lift, minimal_of, pods_of, shortest_prefix
 from .victim_index import of_queues
 from .victims import Victim
@@ -106,6 +106,8 @@ def reclaim(session: Session, unit: Unit) -> bool:
             if ledger.leaf[v] and tree.queues[v].reclaimable and ledger.ratios[v] > 1.0
         }
     over.discard(queue)
+    if over and not may_search(session, unit):
+        return False
     chosen = None
     if over:
         pool = of_queues(session, over, tuple(unit.gangs), _cover(ledger))
@@ -345,6 +347,8 @@ def within_max(session: Session, unit: Unit) -> bool:
     ledger = session.queues
     queue = queue_order.unit_queue(ledger, unit)
     if queue < 0 or not preempts_within(ledger, queue) or _above_minimum(session, unit):
+        return False
+    if not may_search(session, unit):
         return False
     pool = [
         victim for victim in of_queues(session, {queue}, tuple(unit.gangs)) if victim.priority < unit.priority
