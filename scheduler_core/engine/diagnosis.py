@@ -35,6 +35,7 @@ from .diagnosis_text import (  # noqa: F401
     reason_text,
     shape_text,
 )
+from .filters import constraint_key
 from .model import Pod
 from .placement import fit_counts
 
@@ -42,11 +43,13 @@ from .placement import fit_counts
 _RESOURCE_ORDER = ("pods", "cpu", "memory", "ephemeral-storage")
 
 
-def shape(session, available: np.ndarray, request: np.ndarray, pods: list[Pod]) -> dict:
-    """The diagnosis of one shape (module docstring) on ``available`` capacity (N x R)."""
+def shape(session, available: np.ndarray, request: np.ndarray, pods: list[Pod], fit=None) -> dict:
+    """The diagnosis of one shape (module docstring) on ``available`` capacity (N x R).
+    ``fit``: the copies each node passing the filters can take, if the caller has them."""
     state = session.state
     rows, remaining = session.filter.rejections(pods[0])
-    fit = fit_counts(available, request, remaining)
+    if fit is None:
+        fit = fit_counts(available, request, remaining)
     short = remaining & (fit == 0)
     for column in _resource_columns(state.resources, request):
         lacking = short & (available[:, column] < request[column])
@@ -59,9 +62,20 @@ def shape(session, available: np.ndarray, request: np.ndarray, pods: list[Pod]) 
         "requests": state.describe(request),
         "nodes": len(session.filter),
         "available": int(np.count_nonzero(fit)),
-        "fit_if_empty": int(np.count_nonzero(fit_counts(state.alloc, request, remaining))),
+        "fit_if_empty": _fit_if_empty(session, request, pods[0], remaining),
         "reasons": rows,
     }
+
+
+def _fit_if_empty(session, request: np.ndarray, pod: Pod, remaining: np.ndarray) -> int:
+    """Nodes passing the filters that could take one copy empty: once a cycle per shape."""
+    key = (request.tobytes(), constraint_key(pod))
+    found = session.empty_fits.get(key)
+    if found is None:
+        found = session.empty_fits[key] = int(
+            np.count_nonzero(fit_counts(session.state.alloc, request, remaining))
+        )
+    return found
 
 
 def _resource_columns(resources: tuple[str, ...], request: np.ndarray) -> list[int]:

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import diagnosis
-from .placement import fit_counts
 from .quantity import format_amount
 from .state import ClusterState
 
@@ -59,16 +58,13 @@ def insufficient_text(
 def limiting_resource(
     state: ClusterState, available: np.ndarray, request: np.ndarray, mask: np.ndarray
 ) -> str | None:
-    """The requested resource that alone allows the fewest copies on the nodes that pass filters."""
-    best: tuple[int, str] | None = None
-    for column in np.flatnonzero(request > 0):
-        name = state.resources[column]
-        single = np.zeros_like(request)
-        single[column] = request[column]
-        copies = int(fit_counts(available, single, mask).sum())
-        if best is None or copies < best[0]:
-            best = (copies, name)
-    return best[1] if best else None
+    """The requested resource that alone allows the fewest copies on the nodes that pass filters
+    (the first in column order among equals)."""
+    columns = np.flatnonzero(request > 0)
+    if not columns.size:
+        return None
+    copies = (np.maximum(available[mask][:, columns], 0) // request[columns]).sum(axis=0)
+    return state.resources[int(columns[int(np.argmin(copies))])]
 
 
 #: How many pod names a message lists before it says how many more there are.

@@ -174,10 +174,11 @@ def _resource_explanation(
     groups = shapes(session, waiting)
     diagnosed = []
     for request, pods in groups:
-        found = diagnosis.shape(session, available, request, pods)
-        diagnosed.append(found)
         mask = session.filter.mask(pods[0])
-        capped = np.minimum(fit_counts(available, request, mask), len(pods))
+        fit = fit_counts(available, request, mask)
+        found = diagnosis.shape(session, available, request, pods, fit)
+        diagnosed.append(found)
+        capped = np.minimum(fit, len(pods))
         nodes_fit += int(np.count_nonzero(capped))
         placeable += int(capped.sum())
         shown = need if len(groups) == 1 else len(pods)

@@ -70,6 +70,8 @@ class Session:
         # ``shapes`` of each list of pods asked for, by the pods' identities: preemption and
         # backfill try the same unit dozens of times a cycle, and grouping is per pod work.
         self.shape_memo: dict[tuple[int, ...], list[tuple[np.ndarray, list[Pod]]]] = {}
+        # Explanations: per shape, how many nodes could take one copy empty (diagnosis.py).
+        self.empty_fits: dict[tuple, int] = {}
 
     def build_queue(self) -> None:
         self.units = build_units(self.snapshot, self.config, self.gangs, self.members, self.pending)
