@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import given
+from hypothesis import strategies as st
 
 from scheduler_core.engine.actions.fit_bound import Bound
 from scheduler_core.engine.actions.victims import candidates, shift_all
@@ -55,10 +56,29 @@ def test_a_victim_counted_as_needed_is_needed(scenario: Scenario) -> None:
     shift_all(session.state, victims, -1)
     bound = Bound(session, unit)
     bound.count()
-    maybe = bound.alone(victims)
+    maybe = bound.holds(bound.losses(victims))
     for victim, counted in zip(victims, maybe, strict=True):
         if counted:
             continue
         victim.restore(session.state)
         assert not fits(session, unit), f"{victim.key} was counted as needed but is not"
         victim.free(session.state)
+
+
+@SETTINGS
+@given(busy_clusters(), st.data())
+def test_where_the_count_is_the_answer_it_is_the_answer(scenario: Scenario, data) -> None:
+    """``Bound.exact``: one gang of one shape, no topology, no minResources: fits iff counted."""
+    session, unit, victims = _opened(scenario)
+    bound = Bound(session, unit)
+    if not bound.exact or not victims:
+        return
+    gone = data.draw(st.lists(st.sampled_from(victims), unique_by=id, max_size=len(victims)))
+    shift_all(session.state, gone, -1)
+    bound.count()
+    assert bound.holds() == fits(session, unit)
+    for victim in gone[:4]:  # and each given back, as the give-back loop keeps the count
+        lost = bound.losses([victim])
+        victim.restore(session.state)
+        bound.totals -= lost[:, 0]
+        assert bound.holds() == fits(session, unit)

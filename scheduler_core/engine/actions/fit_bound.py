@@ -9,8 +9,15 @@ further), so when the count falls short the unit certainly does not fit, and no 
 
 ``Bound.shortest`` gives, for a list of victims, the fewest taken in order whose freed room lets
 the count reach the minimum: no prefix shorter than that can fit, so the search for the
-shortest prefix that does fit starts there. ``Bound.short`` answers for the state as it is,
-kept current as victims are given back one by one.
+shortest prefix that does fit starts there. ``Bound.losses`` and ``Bound.holds`` answer, for
+each victim, whether the count still holds with it given back, kept current as victims are
+given back one by one.
+
+For the commonest unit, the count is not a bound but the answer (``Bound.exact``): one gang (or
+a lone pod) whose waiting members are all one shape, with no topology constraint and no
+``minResources``, placed on the nodes alone (no queue headroom). Placement then takes
+``min(members, copies the nodes can take)`` of them, whatever nodes it picks, so the unit fits
+exactly when the count reaches its need; the searches trust the count and try nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from ..gang import unit_gangs
 from ..placement import fit_counts
 from ..queue import Unit
 from ..session import Session, shapes
+from ..topology_index import plan_of
 
 #: Victims counted first by ``Bound.shortest``; the window grows 4 times at each step.
 FIRST_WINDOW = 64
@@ -36,16 +44,20 @@ class Bound:
         self.copies: list[int] = []
         self.needs: list[tuple[list[int], int]] = []  # (shape indices, members needed) per gang
         self.totals = np.zeros(0, np.int64)
+        simple = session.vanished is None and not (session.admission and session.queues is not None)
         if not unit.is_gang:
             self._add(session, unit.pods, 1)
-        for gang in unit_gangs(session, unit) if unit.is_gang else ():
-            if gang.settled:
-                continue
+            pod = unit.pods[0]
+            simple &= plan_of(session, session.gangs.get(pod.gang) if pod.gang is not None else None) is None
+        unsettled = [gang for gang in unit_gangs(session, unit) if not gang.settled] if unit.is_gang else []
+        for gang in unsettled:
             running = len(session.running(gang.key)) if gang.counts_running else 0
             need = gang.min_member - running - len(session.held(gang.key))
+            simple &= need > 0 and not gang.min_resources and plan_of(session, gang) is None
             if need > 0:
                 self._add(session, session.waiting(gang.key), need)
         self.totals = np.zeros(len(self.requests), np.int64)
+        self.exact = bool(simple and len(self.requests) == 1 and len(self.needs) == 1 and len(unsettled) <= 1)
 
     def _add(self, session: Session, pods: list, need: int) -> None:
         first = len(self.requests)
@@ -106,17 +118,17 @@ class Bound:
         return int(found[0]) + 1 if found.size else None
 
     def count(self) -> None:
-        """Count the copies on the state as it is (before ``alone`` and ``short``)."""
+        """Count the copies on the state as it is (before ``holds``)."""
         free = self.state.free
         for s, (request, mask) in enumerate(zip(self.requests, self.masks, strict=True)):
             self.totals[s] = int(fit_counts(free, request, mask).sum())
 
-    def alone(self, victims: list) -> np.ndarray:
-        """For each of ``victims`` (each gone from the state now), whether the count still
-        reaches every need with that one alone put back: where it does not, giving it back
-        certainly leaves the unit without room (after ``count``)."""
+    def losses(self, victims: list) -> np.ndarray:
+        """Shapes x victims: the copies each of ``victims`` (each gone from the state now) takes
+        from the count if it alone is put back."""
+        lost = np.zeros((len(self.requests), len(victims)), np.int64)
         if not self.needs or not victims:
-            return np.ones(len(victims), bool)
+            return lost
         state = self.state
         nodes = np.concatenate([victim.nodes for victim in victims])
         rows = np.concatenate([victim.rows for victim in victims])
@@ -127,9 +139,16 @@ class Bound:
         np.add.at(taken, inverse, rows)
         where, who = pairs % len(state.alloc), pairs // len(state.alloc)
         free = state.free_at(where)
-        totals = np.empty((len(self.requests), len(victims)), np.int64)
         for s, (request, mask) in enumerate(zip(self.requests, self.masks, strict=True)):
-            lost = np.where(mask[where], fit_counts(free, request) - fit_counts(free - taken, request), 0)
-            lost_per_victim = np.bincount(who, weights=lost, minlength=len(victims)).astype(np.int64)
-            totals[s] = self.totals[s] - lost_per_victim
-        return self._holds(totals)
+            drop = np.where(mask[where], fit_counts(free, request) - fit_counts(free - taken, request), 0)
+            lost[s] = np.bincount(who, weights=drop, minlength=len(victims)).astype(np.int64)
+        return lost
+
+    def holds(self, lost: np.ndarray | None = None) -> np.ndarray | bool:
+        """Whether the count reaches every need on the state as counted, or, given ``lost``
+        (``losses``), with each of those victims alone put back."""
+        if not self.needs:
+            return True if lost is None else np.ones(lost.shape[1], bool)
+        if lost is None:
+            return bool(self._holds(self.totals[:, None])[0])
+        return self._holds(self.totals[:, None] - lost)

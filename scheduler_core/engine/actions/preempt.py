@@ -143,35 +143,59 @@ def _minimal(session: Session, unit: Unit, chosen: list[Victim], tries: int | No
     """
     state = session.state
     shift_all(state, chosen, -1)
+    bound = Bound(session, unit)
     trial = attempt(session, unit, explain=False).trial
-    landing = {int(index) for placed in trial.placed for index in placed.nodes}
+    landing = np.zeros(len(state.alloc), bool)
+    for placed in trial.placed:
+        landing[placed.nodes] = True
     trial.discard()
     taken = {id(victim) for victim in chosen}
-    idle = {id(victim) for victim in chosen if landing.isdisjoint(victim.nodes.tolist())}
-    idle = {id(victim) for victim in chosen if id(victim) in idle and not _pinned(victim, taken - idle)}
+    owner = np.repeat(np.arange(len(chosen)), [len(victim.nodes) for victim in chosen])
+    lands = np.zeros(len(chosen), bool)
+    lands[owner[landing[np.concatenate([victim.nodes for victim in chosen])]]] = True
+    idle = {id(victim) for victim, used in zip(chosen, lands.tolist(), strict=True) if not used}
+    busy = taken - idle
+    idle = {id(victim) for victim in chosen if id(victim) in idle and not _pinned(victim, busy)}
     given_back = [victim for victim in chosen if id(victim) in idle]
     shift_all(state, given_back, +1)
-    if idle and not fits(session, unit):  # placement shifted with the room given back: keep them
+    bound.count()
+    if idle and not _fits(session, unit, bound):  # placement shifted with the room given back
         shift_all(state, given_back, -1)
+        bound.count()
         idle = set()
     taken -= idle
     kept = [victim for victim in chosen if id(victim) not in idle]
-    bound = Bound(session, unit)
-    bound.count()
     trying = list(reversed(kept))[:tries]
-    maybe = bound.alone(trying)  # False: giving it back leaves no room, by count alone
+    lost = bound.losses(trying)
+    maybe = bound.holds(lost)  # False: giving it back leaves no room, by count alone
+    nodes = np.concatenate([victim.nodes for victim in trying]) if trying else np.zeros(0, np.int64)
+    owner = np.repeat(np.arange(len(trying)), [len(victim.nodes) for victim in trying])
     for i, victim in enumerate(trying):
         if _pinned(victim, taken) or not maybe[i]:
             continue
         victim.restore(state)
-        if fits(session, unit):
+        if bound.exact or fits(session, unit):
             taken.discard(id(victim))
             kept.remove(victim)
-            bound.count()
-            maybe[i + 1 :] = bound.alone(trying[i + 1 :])
+            bound.totals -= lost[:, i]
+            # Only the victims sharing a node with it lose a different count now.
+            touched = np.zeros(len(state.alloc), bool)
+            touched[victim.nodes] = True
+            near = np.unique(owner[touched[nodes]])
+            near = near[near > i]
+            lost[:, near] = bound.losses([trying[j] for j in near])
+            maybe[i + 1 :] = bound.holds(lost[:, i + 1 :])
             continue
         victim.free(state)
     return kept
+
+
+def _fits(session: Session, unit: Unit, bound: Bound) -> bool:
+    """``fits``, from the count alone when it is the answer (``Bound.exact``); ``bound``
+    counted on the state as it is."""
+    if bound.exact:
+        return bound.holds()
+    return bound.holds() and fits(session, unit)
 
 
 def _pinned(victim: Victim, taken: set[int]) -> bool:
@@ -181,9 +205,10 @@ def _pinned(victim: Victim, taken: set[int]) -> bool:
 
 def _shortest_prefix(session: Session, unit: Unit, victims: list[Victim]) -> int | None:
     """The fewest cheapest victims whose eviction lets ``unit`` fit; None if all of them do not."""
-    low = Bound(session, unit).shortest(victims)
-    if low is None:  # not even all of them free enough room, by count alone
-        return None
+    bound = Bound(session, unit)
+    low = bound.shortest(victims)
+    if low is None or bound.exact:  # not even all of them free enough room; or the count is the answer
+        return low
     state = session.state
 
     def fits_after(count: int) -> bool:
