@@ -53,33 +53,40 @@ def allocate(session: Session) -> None:
         if result.satisfied:
             _bind(session, unit, result)
             continue
-        _start_clocks(session, unit, result)
-        cut = result.trial.cut
-        result.trial.discard()
-        if cut is not None and _held_by_queue(session, unit, cut, head is None):
-            continue
-        if head is not None:
-            if limit is not None and fits(session, unit):
-                _explain_behind(session, unit, head)
-            else:
-                _explain(session, unit, result)
-            continue
-        _explain(session, unit, result)
-        if not result.resource_blocked:
-            continue
-        if config.head_of_line == HeadOfLine.NONE:
-            _keep_reservations(session, unit)
-            continue
-        if not fits_on_empty(session, unit):
-            _explain_never(session, unit)
-            continue
-        if config.preemption and preempt(session, unit):
-            continue
-        if config.preemption and ledger is not None and reclaim(session, unit):
-            continue
-        _explain_deferred(session, unit)
+        head = _failed(session, unit, result, head, limit)
+
+
+def _failed(session: Session, unit: Unit, result: Attempt, head: Head | None, limit) -> Head | None:
+    """Say why ``unit`` did not bind. Behind a head that is all; the first unit blocked by
+    resources alone may preempt or reclaim, and otherwise becomes the head. Returns the head."""
+    config = session.config
+    _start_clocks(session, unit, result)
+    cut = result.trial.cut
+    result.trial.discard()
+    if cut is not None and _held_by_queue(session, unit, cut, head is None):
+        return head
+    if head is not None:
+        if limit is not None and fits(session, unit):
+            _explain_behind(session, unit, head)
+        else:
+            _explain(session, unit, result)
+        return head
+    _explain(session, unit, result)
+    if not result.resource_blocked:
+        return None
+    if config.head_of_line == HeadOfLine.NONE:
         _keep_reservations(session, unit)
-        head = plan_head(session, unit)
+        return None
+    if not fits_on_empty(session, unit):
+        _explain_never(session, unit)
+        return None
+    if config.preemption and preempt(session, unit):
+        return None
+    if config.preemption and session.queues is not None and reclaim(session, unit):
+        return None
+    _explain_deferred(session, unit)
+    _keep_reservations(session, unit)
+    return plan_head(session, unit)
 
 
 def _nominated_alone(session: Session, unit: Unit) -> bool:
