@@ -26,6 +26,7 @@ import numpy as np
 
 from .filters import NodeFilter
 from .model import Node, Pod, Snapshot
+from .requeue import RequeueBook
 from .state import NARROW_FROM, ClusterState, pending_of
 
 #: Node-side attributes of a ClusterState that depend only on the nodes and the resources.
@@ -49,7 +50,8 @@ _MAPPINGS_FLOOR = 50_000
 
 
 class Carry:
-    """The previous cycle's nodes, node filter and cluster state, for the next cycle."""
+    """The previous cycle's nodes, node filter and cluster state, and the requeue book, for the
+    next cycle."""
 
     def __init__(self) -> None:
         self.nodes: tuple[Node, ...] | None = None
@@ -62,6 +64,7 @@ class Carry:
         self._named = np.zeros((0, 0), bool)  # per pod: which resource names its requests name
         self._node_named = np.zeros(0, bool)  # per column: named by a node's allocatable or "pods"
         self.restored = 0  # cycles whose state was carried, for tests and the bench
+        self.requeue = RequeueBook()  # units that failed and what may wake them (requeue.py)
         self.rebuilt = 0
 
     def same_nodes(self, nodes: Sequence[Node]) -> bool:

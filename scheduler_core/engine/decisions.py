@@ -112,6 +112,9 @@ class CycleResult:
     ``queues``: per queue name, after this cycle's decisions, its path, usage, guarantee, fair
     share, max, pending demand, borrowed and lent, as {resource: canonical int} (``ledger.py``);
     empty when the snapshot defines no queues.
+
+    ``parked``: how many units the requeue book kept from being tried (``requeue.py``); they
+    decided nothing and have no entry in ``explanations`` (what they were last told stands).
     """
 
     binds: list[Bind] = field(default_factory=list)
@@ -121,6 +124,7 @@ class CycleResult:
     transitions: list[Transition] = field(default_factory=list)
     explanations: dict[str, Explanation] = field(default_factory=dict)
     pods_considered: int = 0
+    parked: int = 0
     pending_demand: dict[str, int] = field(default_factory=dict)
     queues: dict[str, dict] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)

@@ -392,6 +392,10 @@ class EngineConfig:
     # Topology-aware placement: gangs' TopologyConstraints are honoured. False: they
     # are ignored and gangs land anywhere (gangsched without topology; trace replay compares both).
     topology: bool = True
+    # Requeue (requeue.py): with a carry, a unit that failed behind the head of the queue is not
+    # tried again until an event could let it place, or until its backoff (1 s, doubling with
+    # each failure in a row, at most this) runs out. 0: every unit is tried in every cycle.
+    requeue_backoff_max_s: float = 30.0
 
 
 def permit_quorum(min_member: int, hold: float) -> int:

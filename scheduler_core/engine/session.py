@@ -31,6 +31,9 @@ class Session:
         self.config = config
         self.state = ClusterState(snapshot, carry)
         self.filter = carry.node_filter(snapshot.nodes) if carry is not None else NodeFilter(snapshot.nodes)
+        # Units that failed in earlier cycles and what may wake them (``requeue.py``); None
+        # without a carry: every unit is tried.
+        self.requeue = carry.requeue if carry is not None else None
         self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
         self.members: dict[str, list[Pod]] = pods_by_gang(snapshot)
         self.pending: list[Pod] = self.state.pending_pods()  # in snapshot order

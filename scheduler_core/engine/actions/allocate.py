@@ -16,6 +16,9 @@ With queues the units come in ``queue_order`` and each trial places only what it
 queue's headroom admits (``ledger.py``). A unit held back by its queue (unknown or closed queue,
 a max, borrowing) is explained and skipped: it never becomes the head, never reserves, and so
 never blocks the units of other queues; held back by borrowing, it may still reclaim.
+
+With a carry, a unit that failed behind the head in an earlier cycle, behind the same head now,
+with no event since that could let it place, is parked: not tried (``requeue.py``, ``park.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..model import GangMode, HeadOfLine, permit_quorum
 from ..queue import Unit
 from ..session import Session
 from .backfill import Head, fits_on_empty, plan_head
+from .park import Parking
 from .preempt import preempt
 from .reclaim import reclaim, within_max
 
@@ -37,6 +41,7 @@ def allocate(session: Session) -> None:
     config = session.config
     head: Head | None = None
     ledger = session.queues
+    parking = Parking.open(session)
     units = session.units if ledger is None else queue_order.ordered(ledger, session.units)
     for unit in units:
         if unit.key in session.done or _requeued(session, unit):
@@ -49,11 +54,18 @@ def allocate(session: Session) -> None:
             _explain_behind(session, unit, head)
             continue
         limit = head.limit_for(session, unit) if head is not None else None
+        if parking is not None and parking.parks(unit, head, limit):
+            continue
         result = attempt(session, unit, limit)
         if result.satisfied:
             _bind(session, unit, result)
             continue
+        behind = head
         head = _failed(session, unit, result, head, limit)
+        if parking is not None and unit.key not in session.done:
+            parking.failed(unit, result, behind, limit)
+    if parking is not None:
+        parking.close()
 
 
 def _failed(session: Session, unit: Unit, result: Attempt, head: Head | None, limit) -> Head | None:
