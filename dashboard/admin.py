@@ -134,7 +134,16 @@ class MemberAdmin(admin.ModelAdmin):
 
 @admin.register(SchedulingCycle)
 class SchedulingCycleAdmin(ReadOnlyAdmin):
-    list_display = ["id", "started_at", "duration_s", "pods_considered", "pods_bound", "epoch", "worker"]
+    list_display = [
+        "id",
+        "started_at",
+        "duration_s",
+        "pods_considered",
+        "pods_bound",
+        "units_parked",
+        "epoch",
+        "worker",
+    ]
     list_filter = ["worker"]
     search_fields = ["worker"]
     date_hierarchy = "started_at"

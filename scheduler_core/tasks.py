@@ -56,9 +56,10 @@ def schedule(self) -> dict:
         changed = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in report.changes.items())
         logger.log(
             logging.INFO if report.changes else logging.DEBUG,
-            "cycle epoch %d: %d considered, %s in %.3fs",
+            "cycle epoch %d: %d considered%s, %s in %.3fs",
             report.epoch,
             report.pods_considered,
+            f" ({report.units_parked} units parked)" if report.units_parked else "",
             changed or "nothing changed",
             report.duration_s,
         )

@@ -17,6 +17,11 @@ class SchedulingCycle(AppendOnlyModel):
     duration_s = models.FloatField(default=0.0)
     pods_considered = models.PositiveIntegerField(default=0)
     pods_bound = models.PositiveIntegerField(default=0)
+    units_parked = models.PositiveIntegerField(
+        default=0,
+        help_text="Units the engine's requeue book did not try: they failed behind the same head "
+        "and nothing that could let them place happened since (CycleResult.parked).",
+    )
     # Fencing token: the scheduler lease's epoch when the cycle ran. A bind journal entry from an
     # older epoch than the current lease's must not be applied (its scheduler lost the lease).
     epoch = models.BigIntegerField(default=0)

@@ -57,6 +57,7 @@ class CycleReport:
     epoch: int = 0
     pods_considered: int = 0
     pods_bound: int = 0
+    units_parked: int = 0  # not tried: the requeue book's (engine/requeue.py)
     recovered: int = 0
     duration_s: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
@@ -108,6 +109,7 @@ def cycle_run_leased(*, lease: Lease, backend: ClusterBackend, config: EngineCon
         epoch=lease.epoch,
         pods_considered=result.pods_considered,
         pods_bound=bound,
+        units_parked=result.parked,
         recovered=recovered,
         duration_s=duration,
         timings=result.timings,
@@ -185,6 +187,7 @@ def decisions_record(
             started_at=started_at,
             duration_s=time.perf_counter() - started,
             pods_considered=result.pods_considered,
+            units_parked=result.parked,
             epoch=lease.epoch,
             timings={name: round(value, 6) for name, value in result.timings.items()},
             worker=worker,
@@ -368,7 +371,12 @@ def _transitions_write(result, gangs, cycle, events, backend) -> None:
 
 
 def _explanations_write(result, gangs, cycle, events) -> None:
-    """Store each gang's latest explanation; history gets a row only when the reason changes."""
+    """Store each gang's latest explanation; history gets a row only when the reason changes.
+
+    The stored details say when the explanation was computed (``explained_at``, the cycle's
+    start): a gang the requeue book parked is absent from ``result.explanations`` and keeps what
+    it was last told, and so does a gang told the same again (its words are written once)."""
+    explained_at = cycle.started_at.isoformat()
     for key, explanation in result.explanations.items():
         gang = gangs.get(key)
         if gang is None:
@@ -377,7 +385,9 @@ def _explanations_write(result, gangs, cycle, events) -> None:
             continue
         changed_reason = gang.reason != explanation.reason.value
         Gang.objects.filter(pk=gang.pk).update(
-            reason=explanation.reason.value, message=explanation.message, details=explanation.details
+            reason=explanation.reason.value,
+            message=explanation.message,
+            details={**explanation.details, "explained_at": explained_at},
         )
         if changed_reason:
             events.append(
