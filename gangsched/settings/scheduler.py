@@ -2,7 +2,7 @@
 
 import os
 
-from scheduler_core.engine.model import (
+from scheduler_core.engine.config import (
     DEFAULT_OVERTAKE_LIMIT_S,
     DEFAULT_PREEMPT_DEPTH,
     DEFAULT_RECLAIM_DELAY_S,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .apply import apply_result
     from .carry import Carry
+    from .config import EngineConfig, HeadOfLine
     from .cycle import run_cycle, sweep_timeouts
     from .decisions import (
         Bind,
@@ -30,12 +31,10 @@ if TYPE_CHECKING:
         TransitionKind,
     )
     from .model import (
-        EngineConfig,
         Gang,
         GangGroup,
         GangMode,
         GangPhase,
-        HeadOfLine,
         MatchPolicy,
         Node,
         NodeSelectorRequirement,
@@ -69,12 +68,12 @@ _WHERE = {
     "Reserve": "decisions",
     "Transition": "decisions",
     "TransitionKind": "decisions",
-    "EngineConfig": "model",
+    "EngineConfig": "config",
     "Gang": "model",
     "GangGroup": "model",
     "GangMode": "model",
     "GangPhase": "model",
-    "HeadOfLine": "model",
+    "HeadOfLine": "config",
     "MatchPolicy": "model",
     "Node": "model",
     "NodeSelectorRequirement": "model",

@@ -30,9 +30,10 @@ from .actions.deadlock import break_deadlocks
 from .actions.reservations import validate
 from .actions.timeout import sweep
 from .carry import Carry
+from .config import EngineConfig
 from .decisions import CycleResult
 from .gc_pause import gc_paused
-from .model import EngineConfig, Pod, Snapshot
+from .model import Pod, Snapshot
 from .session import Session
 
 ACTIONS = (

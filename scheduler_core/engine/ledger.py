@@ -30,7 +30,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from . import fairshare
-from .model import INACTIVE_PHASES, EngineConfig, Gang, Pod, Snapshot
+from .config import EngineConfig
+from .model import INACTIVE_PHASES, Gang, Pod, Snapshot
 from .state import ClusterState
 
 

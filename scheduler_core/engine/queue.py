@@ -25,7 +25,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .model import INACTIVE_PHASES, EngineConfig, Gang, Pod, Snapshot
+from .config import EngineConfig
+from .model import INACTIVE_PHASES, Gang, Pod, Snapshot
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .config import EngineConfig
 from .decisions import Explanation, Reason
-from .model import EngineConfig, Snapshot
+from .model import Snapshot
 from .requeue_events import ANY, PodIndex, Wake
 
 #: Why a unit failed -> the events that may let it place. A unit also wakes whenever its own

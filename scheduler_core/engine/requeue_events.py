@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model import EngineConfig, Gang, Node, Pod, Snapshot
+from .config import EngineConfig
+from .model import Gang, Node, Pod, Snapshot
 
 
 class Wake(enum.Flag):

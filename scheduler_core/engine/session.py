@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .carry import Carry
+from .config import EngineConfig
 from .decisions import CycleResult
 from .filters import NodeFilter, constraint_key
 from .ledger import Ledger
-from .model import EngineConfig, Gang, GangMode, Placement, Pod, Snapshot
+from .model import Gang, GangMode, Placement, Pod, Snapshot
 from .placement import choose, fit_counts
 from .queue import Unit, build_units, pods_by_gang
 from .state import ClusterState

@@ -133,8 +133,7 @@ def cycle_changes(result: CycleResult, *, bound: int, recovered: int) -> dict[st
 
 
 def engine_config() -> EngineConfig:
-    """gangsched's own policies, with the operator's queue-order, reclaim-delay and
-    preemption-depth settings."""
+    """gangsched's own policies, with the operator's queue order, reclaim delay and depth."""
     return EngineConfig(
         overtake_limit_s=settings.GANGSCHED_OVERTAKE_LIMIT_S,
         reclaim_delay_s=settings.GANGSCHED_RECLAIM_DELAY_S,
@@ -375,14 +374,14 @@ def _explanations_write(result, gangs, cycle, events) -> None:
 
     The stored details say when the explanation was computed (``explained_at``, the cycle's
     start): a gang the requeue book parked is absent from ``result.explanations`` and keeps what
-    it was last told, and so does a gang told the same again (its words are written once)."""
+    it was last told."""
     explained_at = cycle.started_at.isoformat()
     for key, explanation in result.explanations.items():
         gang = gangs.get(key)
         if gang is None:
             continue
         if (gang.reason, gang.message) == (explanation.reason.value, explanation.message):
-            continue
+            continue  # told the same again: the stored words and their time stand
         changed_reason = gang.reason != explanation.reason.value
         Gang.objects.filter(pk=gang.pk).update(
             reason=explanation.reason.value,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import bisect
 
-from scheduler_core.engine.model import GangMode, HeadOfLine, permit_quorum
+from scheduler_core.engine.config import HeadOfLine, permit_quorum
+from scheduler_core.engine.model import GangMode
 
 from .jobs import Job
 

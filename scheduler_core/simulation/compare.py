@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_core.engine.model import HeadOfLine
+from scheduler_core.engine.config import HeadOfLine
 from scheduler_core.simulation.rack_labels import LEVELS, NODES_PER_RACK, RACKS_PER_BLOCK
 
 from .clusters import Cluster

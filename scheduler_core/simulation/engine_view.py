@@ -20,8 +20,9 @@ import itertools
 import numpy as np
 
 from scheduler_core.engine import apply_result
+from scheduler_core.engine.config import HeadOfLine, permit_quorum
 from scheduler_core.engine.decisions import CycleResult
-from scheduler_core.engine.model import GangMode, HeadOfLine, Pod, Snapshot, permit_quorum
+from scheduler_core.engine.model import GangMode, Pod, Snapshot
 
 from .bounds import Bounds
 from .jobs import NAMESPACE, Job

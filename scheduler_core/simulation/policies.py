@@ -20,7 +20,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from scheduler_core.engine.model import EngineConfig, GangMode, HeadOfLine
+from scheduler_core.engine.config import EngineConfig, HeadOfLine
+from scheduler_core.engine.model import GangMode
 
 
 @dataclass(frozen=True, slots=True)

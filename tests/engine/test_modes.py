@@ -3,7 +3,7 @@
 import dataclasses
 
 from scheduler_core.engine import GangMode, Reason, TransitionKind, apply_result, run_cycle
-from scheduler_core.engine.model import EngineConfig, HeadOfLine, permit_quorum
+from scheduler_core.engine.config import EngineConfig, HeadOfLine, permit_quorum
 
 from .world import NOW, bound_of, gang, members, nodes, pod, snapshot
 

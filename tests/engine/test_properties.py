@@ -45,7 +45,7 @@ from scheduler_core.engine import (
     apply_result,
     run_cycle,
 )
-from scheduler_core.engine.model import permit_quorum
+from scheduler_core.engine.config import permit_quorum
 
 from .cycles import check_binds_sane, fell_back, overcommitted, satisfied_now, trajectory
 from .strategies import SETTINGS, Scenario, configs, scenarios

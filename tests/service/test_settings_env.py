@@ -9,7 +9,7 @@ from gangsched.settings.env import (
     parse_scheduler_aliases,
     parse_seconds,
 )
-from scheduler_core.engine.model import DEFAULT_OVERTAKE_LIMIT_S, DEFAULT_PREEMPT_DEPTH
+from scheduler_core.engine.config import DEFAULT_OVERTAKE_LIMIT_S, DEFAULT_PREEMPT_DEPTH
 from scheduler_core.services.cycle import engine_config
 
 

@@ -26,9 +26,10 @@ from __future__ import annotations
 import dataclasses
 
 from .. import queue_explain, queue_order
+from ..config import HeadOfLine, permit_quorum
 from ..decisions import Bind, Explanation, Reason, Reserve, Transition, TransitionKind
 from ..gang import Attempt, attempt, fits
-from ..model import GangMode, HeadOfLine, permit_quorum
+from ..model import GangMode
 from ..queue import Unit
 from ..session import Session
 from .backfill import Head, fits_on_empty, plan_head

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from scheduler_core.engine import EngineConfig, Reason, TransitionKind, run_cycle
-from scheduler_core.engine.model import DEFAULT_RECLAIM_DELAY_S
+from scheduler_core.engine.config import DEFAULT_RECLAIM_DELAY_S
 
 from ..world import NOW, gang, members, node, nodes, pod, snapshot
 from .qworld import GPU, amounts, cycles, queue, usage, with_queues
