@@ -222,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         "cycle_timings_p50": latency["timings_p50"],
         "cycle_running_pods": latency["running_pods"],
         "cycle_pods_considered_p50": latency["pods_considered_p50"],
+        "steady_cycle_p50_s": latency["steady_p50"],
+        "steady_cycle_p99_s": latency["steady_p99"],
+        "steady_parked_p50": latency["steady_parked_p50"],
         "cycle_outcomes": latency["outcomes"],
         "anchors_pods_per_second": ANCHORS,
         "targets": {
@@ -273,6 +276,14 @@ def main(argv: list[str] | None = None) -> int:
             f"~ the slowest of {latency_runs} runs" if latency_runs < 100 else "",
         ),
     ]
+    if report["steady_cycle_p99_s"] is not None:
+        rows.append(
+            (
+                "same backlog, 5 s later, p99",
+                f"{report['steady_cycle_p99_s']:.3f} s",
+                f"nothing changed meanwhile: {report['steady_parked_p50']:.0f} units parked (median)",
+            )
+        )
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:
         print(f"  {name:<{width}}  {value:>16}  {note}")

@@ -70,6 +70,8 @@ def measure_latency(
     now = 5000.0
     base = busy_cluster(nodes, seed=7, fill=fill, now=now)
     walls, timings, considered, results = [], [], [], []
+    steady_walls: list[float] = []
+    parked_counts: list[int] = []
     slowest = None
     kept = Carry() if carry else None
     if kept is not None:
@@ -104,6 +106,10 @@ def measure_latency(
                 ),
             }
         )
+        if kept is not None:
+            steady, parked = _steady(snapshot, result, now + run, kept)
+            steady_walls.append(steady)
+            parked_counts.append(parked)
         if slowest is None or wall > slowest[0]:
             slowest = (wall, snapshot, now + run)
     names = list(timings[0])
@@ -117,4 +123,27 @@ def measure_latency(
         "pods_considered_p50": float(np.median(considered)),
         "outcomes": results,
         "slowest": slowest,
+        # The same backlog STEADY_CYCLES cycles later, nothing having changed (``_steady``).
+        "steady_walls": steady_walls,
+        "steady_p50": float(np.percentile(steady_walls, 50)) if steady_walls else None,
+        "steady_p99": float(np.percentile(steady_walls, 99)) if steady_walls else None,
+        "steady_parked_p50": float(np.median(parked_counts)) if parked_counts else None,
     }
+
+
+#: The cycle timed as the backlog's steady state: this many cycles after the cold one, a second
+#: apart (the worker's period), with nothing changed in the cluster meanwhile.
+STEADY_CYCLES = 5
+
+
+def _steady(snapshot: Snapshot, result, now: float, kept: Carry) -> tuple[float, int]:
+    """The wall time and parked units of the backlog's cycle ``STEADY_CYCLES`` seconds after
+    ``result`` (the cold cycle's): with a carry, units that failed wait for an event or their
+    backoff (``engine/requeue.py``), so a backlog the cluster cannot take costs little."""
+    wall, parked = 0.0, 0
+    for step in range(1, STEADY_CYCLES + 1):
+        snapshot = apply_result(snapshot, result, now + step - 1)
+        began = time.perf_counter()
+        result = run_cycle(snapshot, now + step, EngineConfig(), kept)
+        wall, parked = time.perf_counter() - began, result.parked
+    return wall, parked

@@ -58,6 +58,9 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
                 "cycle_p50_s": latency["p50"],
                 "cycle_p99_s": latency["p99"],
                 "cycle_timings_p50": latency["timings_p50"],
+                "steady_cycle_p50_s": latency["steady_p50"],
+                "steady_cycle_p99_s": latency["steady_p99"],
+                "steady_parked_p50": latency["steady_parked_p50"],
                 "cycle_running_pods": latency["running_pods"],
             }
         )
@@ -88,7 +91,7 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
     p99_vs = f"p99 / {anchor['nodes']:,}"
     print(
         f"\n  {'nodes':>7}  {'µs/pod / min':>12}  {p99_vs:>12}  {'pods/s':>8}  {'µs/pod':>7}  "
-        f"{'cycle p50':>9}  {'cycle p99':>9}  open p50"
+        f"{'cycle p50':>9}  {'cycle p99':>9}  open p50  {'steady p99':>10}  parked"
     )
     for row in rows:
         print(
@@ -96,7 +99,12 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
             f"{row['cycle_p99_vs_anchor']:>11.2f}x  "
             f"{row['pods_per_second']:>8,.0f}  {row['us_per_pod']:>7.1f}  "
             f"{row['cycle_p50_s']:>8.3f}s  {row['cycle_p99_s']:>8.3f}s  "
-            f"{row['cycle_timings_p50'].get('open', 0.0) * 1000:.0f}ms"
+            f"{row['cycle_timings_p50'].get('open', 0.0) * 1000:>6.0f}ms  "
+            + (
+                f"{row['steady_cycle_p99_s']:>9.3f}s  {row['steady_parked_p50']:>6.0f}"
+                if row["steady_cycle_p99_s"] is not None
+                else f"{'-':>10}  {'-':>6}"
+            )
         )
     print(f"  cost per pod: largest / smallest = {report['cost_per_pod_spread']:.2f}x")
     print("  load average " + " ".join(f"{load:.2f}" for load in report["load_average"]))

@@ -8,9 +8,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
 from dashboard.api.selectors import event_visible, gang_visible
+from scheduler_core.engine.config import DEFAULT_REQUEUE_BACKOFF_MAX_S
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import GangEventKind
@@ -145,6 +147,8 @@ def gang_detail(request, namespace: str, name: str):
             "declaration": json.dumps(gang.declaration, indent=2, sort_keys=True) if gang.declaration else "",
             "details": json.dumps(gang.details, indent=2, sort_keys=True) if gang.details else "",
             "why": gang_why(gang),
+            "explained_at": _explained_at(gang),
+            "retry_within_s": int(DEFAULT_REQUEUE_BACKOFF_MAX_S),
             "can_retry": can_act(request.user, gang, RETRY),
             "can_kill": can_act(request.user, gang, KILL),
             "retryable": gang.phase in ("TimedOut", "Failed"),
@@ -153,3 +157,10 @@ def gang_detail(request, namespace: str, name: str):
             "ending": next((e for e in reversed(history) if ended and e.kind in ENDING_EVENTS), None),
         },
     )
+
+
+def _explained_at(gang):
+    """When the scheduler first gave the gang its present reason (the cycle that computed it);
+    None for a reason stored before the scheduler recorded it."""
+    stamp = (gang.details or {}).get("explained_at")
+    return parse_datetime(stamp) if isinstance(stamp, str) else None

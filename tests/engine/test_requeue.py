@@ -249,7 +249,8 @@ def test_a_head_that_leaves_more_spare_capacity_wakes_the_units_behind_it(tried)
 
 def test_room_freed_by_preemption_ahead_of_the_head_wakes_the_units_behind_it(tried):
     """A priority-5 pod arrives and preempts a priority-0 pod on n3 before the head is reached:
-    the room it does not take is free for the gang parked behind the head, in the same cycle.
+    the gang parked behind the head is tried again in that cycle. The evicted pod holds n3 until
+    it is gone, so the gang binds in the cycle after that, in the room the preemptor leaves.
     (The gang's first trial placed a member and started its clock, which wakes it once.)"""
     victim = world.pod("other/v", cpu=3, node="n3", started=0.0)
     base = cluster()
@@ -262,4 +263,7 @@ def test_room_freed_by_preemption_ahead_of_the_head_wakes_the_units_behind_it(tr
     last = cycles.run(0.75, adding(world.pod("other/urgent", cpu=2, priority=5)))
     assert [evict.pod for evict in last.evictions] == ["other/v"]
     assert tried["ml/two"] == 3
-    assert world.bound(last) == {"ml/two-0": "n3", "ml/two-1": "n3"}
+    assert world.bound(last) == {}
+
+    gone = cycles.run(1.0, without("other/v"))
+    assert world.bound(gone) == {"other/urgent": "n3", "ml/two-0": "n3", "ml/two-1": "n3"}

@@ -115,6 +115,28 @@ def test_gang_detail_shows_why_members_and_declaration(as_olga, world):
     assert 'value="retry"' in html and 'value="kill"' in html
 
 
+def test_gang_detail_says_since_when_its_reason_holds_and_when_it_is_tried_again(as_olga, db):
+    """A gang the scheduler does not try again in every cycle keeps the reason it was last given;
+    the page says when that reason was computed, so an old reason does not read as a fresh one."""
+    gang = make_gang("ml", "waiting", submitter="olga")
+    gang.reason, gang.message = "InsufficientResources", "needs 4 x {cpu 8}; short by 4"
+    gang.details = {"explained_at": "2026-12-07T14:03:22+00:00"}
+    gang.save()
+
+    html = as_olga.get("/gangs/ml/waiting/").content.decode()
+
+    assert 'The reason since <time datetime="2026-12-07T14:03:22+00:00">2026-12-07 14:03:22</time>' in html
+    assert "and at least every 30 s" in html
+
+
+def test_gang_detail_without_a_recorded_time_says_nothing_of_it(as_olga, db):
+    gang = make_gang("ml", "older", submitter="olga")
+    gang.reason, gang.message = "InsufficientResources", "needs 4 x {cpu 8}; short by 4"
+    gang.save()
+
+    assert "The reason since" not in as_olga.get("/gangs/ml/older/").content.decode()
+
+
 def test_gang_group_progress_lists_every_gang_of_the_group(as_olga, db):
     from scheduler_core.services.groups import gang_group_join
 
