@@ -2,7 +2,7 @@
 
     python bench/engine.py [--nodes 5000] [--pods 50000] [--out bench/results/engine.json] [--quick]
                            [--queues N]
-    python bench/engine.py --sweep 1000,5000,20000,50000 [--pods 50000]   (engine_sweep.py)
+    python bench/engine.py --sweep 1000,5000,20000,65000 [--pods 50000]   (engine_sweep.py)
 
 Three measurements, all in one run, with fixed seeds:
 

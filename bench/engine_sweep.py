@@ -1,9 +1,9 @@
-"""``bench/engine.py --sweep 1000,5000,20000,50000``: the engine benchmark at several cluster sizes.
+"""``bench/engine.py --sweep 1000,5000,20000,65000``: the engine benchmark at several cluster sizes.
 
 At each node count: the throughput measurement (2.5 pending pods per node unless ``--pods``, until a
 cycle binds nothing) and 5 runs of the 1,000-gang cycle on a cluster 85% full; one row per size
 with pods per second, the cost per pod (µs of ``run_cycle`` per pod placed) and the cycle's p50
-and p99. The target: the cost per pod stays flat (within 2x) from 1,000 to 50,000 nodes:
+and p99. The target: the cost per pod stays flat (within 2x) from 1,000 to 65,000 nodes:
 the engine's work should grow with the pods it places, not with the nodes it could place them
 on. Writes ``bench/results/engine-sweep.json`` (or ``--out``), with the load average.
 """
