@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 from calibration import calibration_us  # noqa: E402
-from engine_measure import measure_latency, measure_throughput  # noqa: E402
+from engine_measure import LatencyRuns, measure_latency, measure_throughput  # noqa: E402
 from engine_workload import (  # noqa: E402
     throughput_snapshot,
     with_queue_tree,
@@ -146,9 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
         sizes = [int(size) for size in args.sweep.split(",")]
         out = Path(args.out if args.out != DEFAULT_OUT else ROOT / "bench" / "results" / "engine-sweep.json")
-        return sweep(
-            sizes, args, measure_throughput, measure_latency, engine_revision() | {"speed": speed}, out
-        )
+        return sweep(sizes, args, measure_throughput, LatencyRuns, engine_revision() | {"speed": speed}, out)
 
     nodes = args.nodes or (1000 if args.quick else 5000)
     pods = args.pods or (10_000 if args.quick else 50_000)

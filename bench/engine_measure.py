@@ -57,43 +57,58 @@ def measure_throughput(snapshot: Snapshot, max_cycles: int = 50, carry: bool = T
     }
 
 
-def measure_latency(
-    nodes: int,
-    gangs: int,
-    runs: int,
-    cap: int,
-    fill: float,
-    queues: int = 0,
-    topology: int = 0,
-    carry: bool = True,
-) -> dict:
-    now = 5000.0
-    base = busy_cluster(nodes, seed=7, fill=fill, now=now)
-    walls, timings, considered, results = [], [], [], []
-    steady_walls: list[float] = []
-    parked_counts: list[int] = []
-    slowest = None
-    kept = Carry() if carry else None
-    if kept is not None:
-        # A running worker's carry: one cycle of the running cluster, untimed, before the runs.
-        warm = with_topology(with_queue_tree(latency_snapshot(base, 0, seed=99, cap=cap), queues), topology)
-        run_cycle(warm, now - 1, EngineConfig(), kept)
-    for run in range(runs):
-        seed = 100 + run
-        snapshot = with_queue_tree(latency_snapshot(base, gangs, seed=seed, cap=cap), queues)
-        snapshot = with_topology(snapshot, topology)
+class LatencyRuns:
+    """The 1,000-gang cycles of one cluster size, one timed run at a time (``run``), so that a
+    sweep can take the sizes' runs in turns: on a machine whose speed drifts, every size then
+    sees the same drift, and their ratios stay true."""
+
+    def __init__(
+        self,
+        nodes: int,
+        gangs: int,
+        cap: int,
+        fill: float,
+        queues: int = 0,
+        topology: int = 0,
+        carry: bool = True,
+    ) -> None:
+        self.now = 5000.0
+        self.gangs, self.cap, self.queues, self.topology = gangs, cap, queues, topology
+        self.base = busy_cluster(nodes, seed=7, fill=fill, now=self.now)
+        self.walls: list[float] = []
+        self.timings: list[dict] = []
+        self.considered: list[int] = []
+        self.results: list[dict] = []
+        self.steady_walls: list[float] = []
+        self.parked_counts: list[int] = []
+        self.slowest = None
+        self.kept = Carry() if carry else None
+        if self.kept is not None:
+            # A running worker's carry: one cycle of the running cluster, untimed, before the runs.
+            warm = latency_snapshot(self.base, 0, seed=99, cap=cap)
+            warm = with_topology(with_queue_tree(warm, queues), topology)
+            run_cycle(warm, self.now - 1, EngineConfig(), self.kept)
+
+    def run(self, index: int) -> None:
+        """Time the cycle of run ``index`` (its pending gangs drawn with seed 100 + index)."""
+        kept, now = self.kept, self.now + index
+        seed = 100 + index
+        snapshot = with_queue_tree(
+            latency_snapshot(self.base, self.gangs, seed=seed, cap=self.cap), self.queues
+        )
+        snapshot = with_topology(snapshot, self.topology)
         if kept is not None and kept.nodes is not None:
             # with_topology labels new node objects each time; the worker's nodes stay the same
             # objects from cycle to cycle (and must, for the carry to apply).
             snapshot = dataclasses.replace(snapshot, nodes=kept.nodes)
         gc.collect()  # garbage from the previous run is not this cycle's cost
         started = time.perf_counter()
-        result = run_cycle(snapshot, now + run, EngineConfig(), kept)
+        result = run_cycle(snapshot, now, EngineConfig(), kept)
         wall = time.perf_counter() - started
-        walls.append(wall)
-        timings.append(result.timings)
-        considered.append(result.pods_considered)
-        results.append(
+        self.walls.append(wall)
+        self.timings.append(result.timings)
+        self.considered.append(result.pods_considered)
+        self.results.append(
             {
                 "seed": seed,
                 "seconds": wall,
@@ -107,28 +122,48 @@ def measure_latency(
             }
         )
         if kept is not None:
-            steady, parked = _steady(snapshot, result, now + run, kept)
-            steady_walls.append(steady)
-            parked_counts.append(parked)
-        if slowest is None or wall > slowest[0]:
-            slowest = (wall, snapshot, now + run)
-    names = list(timings[0])
-    return {
-        "running_pods": len(base[2]),
-        "running_gangs": len(base[1]),
-        "walls": walls,
-        "p50": float(np.percentile(walls, 50)),
-        "p99": float(np.percentile(walls, 99)),
-        "timings_p50": {name: float(np.median([t.get(name, 0.0) for t in timings])) for name in names},
-        "pods_considered_p50": float(np.median(considered)),
-        "outcomes": results,
-        "slowest": slowest,
-        # The same backlog STEADY_CYCLES cycles later, nothing having changed (``_steady``).
-        "steady_walls": steady_walls,
-        "steady_p50": float(np.percentile(steady_walls, 50)) if steady_walls else None,
-        "steady_p99": float(np.percentile(steady_walls, 99)) if steady_walls else None,
-        "steady_parked_p50": float(np.median(parked_counts)) if parked_counts else None,
-    }
+            steady, parked = _steady(snapshot, result, now, kept)
+            self.steady_walls.append(steady)
+            self.parked_counts.append(parked)
+        if self.slowest is None or wall > self.slowest[0]:
+            self.slowest = (wall, snapshot, now)
+
+    def report(self) -> dict:
+        walls, steady_walls, timings = self.walls, self.steady_walls, self.timings
+        names = list(timings[0])
+        return {
+            "running_pods": len(self.base[2]),
+            "running_gangs": len(self.base[1]),
+            "walls": walls,
+            "p50": float(np.percentile(walls, 50)),
+            "p99": float(np.percentile(walls, 99)),
+            "timings_p50": {name: float(np.median([t.get(name, 0.0) for t in timings])) for name in names},
+            "pods_considered_p50": float(np.median(self.considered)),
+            "outcomes": self.results,
+            "slowest": self.slowest,
+            # The same backlog STEADY_CYCLES cycles later, nothing having changed (``_steady``).
+            "steady_walls": steady_walls,
+            "steady_p50": float(np.percentile(steady_walls, 50)) if steady_walls else None,
+            "steady_p99": float(np.percentile(steady_walls, 99)) if steady_walls else None,
+            "steady_parked_p50": float(np.median(self.parked_counts)) if self.parked_counts else None,
+        }
+
+
+def measure_latency(
+    nodes: int,
+    gangs: int,
+    runs: int,
+    cap: int,
+    fill: float,
+    queues: int = 0,
+    topology: int = 0,
+    carry: bool = True,
+) -> dict:
+    """``runs`` timed 1,000-gang cycles of one size, one after the other (``LatencyRuns``)."""
+    latency = LatencyRuns(nodes, gangs, cap, fill, queues, topology, carry)
+    for index in range(runs):
+        latency.run(index)
+    return latency.report()
 
 
 #: The cycle timed as the backlog's steady state: this many cycles after the cold one, a second

@@ -23,40 +23,60 @@ from engine_workload import throughput_snapshot, with_queue_tree, with_topology
 #: run), and at every size a backlog the cluster holds (about a sixth of its CPU), so that each
 #: size measures placing, not trying what no longer fits.
 PODS_PER_NODE = 2.5
+#: Timed 1,000-gang cycles per size.
+LATENCY_RUNS = 5
 
 
-def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision: dict, out: Path) -> int:
+def sweep(sizes: list[int], args, measure_throughput, latency_runs, revision: dict, out: Path) -> int:
     """Throughput and cycle latency at each node count, and the cost per pod; the
-    measurements are ``engine.py``'s, passed in (this module does not import it)."""
-    rows = []
-    for nodes in sizes:
+    measurements are ``engine.py``'s, passed in (this module does not import it).
+
+    The machine's speed may drift during a sweep (a shared VM's can swing by half within
+    seconds, which ``bench/calibration.py`` shows), and the targets are ratios between sizes: so
+    the throughput is measured twice, the sizes in one order and then the other, keeping each
+    size's faster run, and the latency runs are taken in turns, one of each size at a time."""
+    throughputs: dict[int, dict] = {}
+    for nodes in [*sizes, *reversed(sizes)]:
         pods = args.pods or int(PODS_PER_NODE * nodes)
-        print(f"{nodes:,} nodes: {pods:,} pending pods, then 1000-gang cycles ...", flush=True)
+        print(f"{nodes:,} nodes: {pods:,} pending pods ...", flush=True)
         snapshot = with_queue_tree(throughput_snapshot(nodes, pods, seed=42), args.queues)
         snapshot = with_topology(snapshot, args.topology_levels)
         throughput = measure_throughput(snapshot, carry=not args.no_carry)
-        latency = measure_latency(
+        del throughput["final_snapshot"], snapshot  # not kept into the next size
+        gc.collect()
+        kept = throughputs.get(nodes)
+        if kept is None or throughput["engine_seconds"] < kept["engine_seconds"]:
+            throughputs[nodes] = throughput
+    print("1000-gang cycles, the sizes in turns ...", flush=True)
+    latencies = {
+        nodes: latency_runs(
             nodes,
             1000,
-            5,
             cap=256,
             fill=0.85,
             queues=args.queues,
             topology=args.topology_levels,
             carry=not args.no_carry,
         )
+        for nodes in sizes
+    }
+    for index in range(LATENCY_RUNS):
+        for nodes in sizes:
+            latencies[nodes].run(index)
+    rows = []
+    for nodes in sizes:
+        throughput, latency = throughputs[nodes], latencies[nodes].report()
         placed = throughput["total_binds"]
-        del throughput["final_snapshot"], latency["slowest"], snapshot  # not kept into the next size
-        gc.collect()
         rows.append(
             {
                 "nodes": nodes,
-                "pods": pods,
+                "pods": args.pods or int(PODS_PER_NODE * nodes),
                 "placed": placed,
                 "pods_per_second": throughput["pods_per_second"],
                 "us_per_pod": throughput["engine_seconds"] / placed * 1e6 if placed else None,
                 "cycle_p50_s": latency["p50"],
                 "cycle_p99_s": latency["p99"],
+                "cycle_walls_s": latency["walls"],
                 "cycle_timings_p50": latency["timings_p50"],
                 "steady_cycle_p50_s": latency["steady_p50"],
                 "steady_cycle_p99_s": latency["steady_p99"],
@@ -64,6 +84,8 @@ def sweep(sizes: list[int], args, measure_throughput, measure_latency, revision:
                 "cycle_running_pods": latency["running_pods"],
             }
         )
+    del latencies
+    gc.collect()
     costs = [row["us_per_pod"] for row in rows if row["us_per_pod"]]
     # Ratios travel between machines, absolute times do not: each size against the 5,000-node
     # cycle (or the nearest size measured) and against the cheapest cost per pod.
