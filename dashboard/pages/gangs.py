@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import render
@@ -12,7 +13,6 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
 from dashboard.api.selectors import event_visible, gang_visible
-from scheduler_core.engine.config import DEFAULT_REQUEUE_BACKOFF_MAX_S
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import GangEventKind
@@ -148,7 +148,7 @@ def gang_detail(request, namespace: str, name: str):
             "details": json.dumps(gang.details, indent=2, sort_keys=True) if gang.details else "",
             "why": gang_why(gang),
             "explained_at": _explained_at(gang),
-            "retry_within_s": int(DEFAULT_REQUEUE_BACKOFF_MAX_S),
+            "retry_within_s": settings.GANGSCHED_REQUEUE_BACKOFF_MAX_S,
             "can_retry": can_act(request.user, gang, RETRY),
             "can_kill": can_act(request.user, gang, KILL),
             "retryable": gang.phase in ("TimedOut", "Failed"),

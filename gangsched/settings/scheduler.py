@@ -6,6 +6,7 @@ from scheduler_core.engine.config import (
     DEFAULT_OVERTAKE_LIMIT_S,
     DEFAULT_PREEMPT_DEPTH,
     DEFAULT_RECLAIM_DELAY_S,
+    DEFAULT_REQUEUE_BACKOFF_MAX_S,
 )
 
 from .env import parse_cluster_backend, parse_count, parse_scheduler_aliases, parse_seconds
@@ -54,6 +55,15 @@ GANGSCHED_RECLAIM_DELAY_S = parse_seconds(
 # waits at the head of the queue for a later cycle (EngineConfig.preempt_depth). 0: no bound.
 GANGSCHED_PREEMPT_DEPTH = parse_count(
     "GANGSCHED_PREEMPT_DEPTH", os.environ.get("GANGSCHED_PREEMPT_DEPTH"), DEFAULT_PREEMPT_DEPTH
+)
+
+# A gang that failed behind the head of the queue is tried again when the cluster changes in a way
+# that could make room for it, and at the latest after this many seconds (a backoff from 1 s,
+# doubling; scheduler_core/engine/requeue.py). 0: every gang is tried in every cycle.
+GANGSCHED_REQUEUE_BACKOFF_MAX_S = parse_seconds(
+    "GANGSCHED_REQUEUE_BACKOFF_MAX_S",
+    os.environ.get("GANGSCHED_REQUEUE_BACKOFF_MAX_S"),
+    DEFAULT_REQUEUE_BACKOFF_MAX_S,
 )
 
 # The scheduler lease (services/lease.py): renewed every third of this many seconds while a

@@ -133,11 +133,12 @@ def cycle_changes(result: CycleResult, *, bound: int, recovered: int) -> dict[st
 
 
 def engine_config() -> EngineConfig:
-    """gangsched's own policies, with the operator's queue order, reclaim delay and depth."""
+    """gangsched's own policies, with the operator's settings (``gangsched/settings``)."""
     return EngineConfig(
         overtake_limit_s=settings.GANGSCHED_OVERTAKE_LIMIT_S,
         reclaim_delay_s=settings.GANGSCHED_RECLAIM_DELAY_S,
         preempt_depth=settings.GANGSCHED_PREEMPT_DEPTH,
+        requeue_backoff_max_s=settings.GANGSCHED_REQUEUE_BACKOFF_MAX_S,
     )
 
 

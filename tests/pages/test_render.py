@@ -129,6 +129,18 @@ def test_gang_detail_says_since_when_its_reason_holds_and_when_it_is_tried_again
     assert "and at least every 30 s" in html
 
 
+def test_gang_detail_says_nothing_of_retries_when_every_gang_is_tried_every_cycle(as_olga, db, settings):
+    settings.GANGSCHED_REQUEUE_BACKOFF_MAX_S = 0.0
+    gang = make_gang("ml", "waiting", submitter="olga")
+    gang.reason, gang.message = "InsufficientResources", "needs 4 x {cpu 8}; short by 4"
+    gang.details = {"explained_at": "2026-12-07T14:03:22+00:00"}
+    gang.save()
+
+    html = as_olga.get("/gangs/ml/waiting/").content.decode()
+
+    assert "The reason since" in html and "at least every" not in html
+
+
 def test_gang_detail_without_a_recorded_time_says_nothing_of_it(as_olga, db):
     gang = make_gang("ml", "older", submitter="olga")
     gang.reason, gang.message = "InsufficientResources", "needs 4 x {cpu 8}; short by 4"

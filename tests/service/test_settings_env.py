@@ -9,7 +9,11 @@ from gangsched.settings.env import (
     parse_scheduler_aliases,
     parse_seconds,
 )
-from scheduler_core.engine.config import DEFAULT_OVERTAKE_LIMIT_S, DEFAULT_PREEMPT_DEPTH
+from scheduler_core.engine.config import (
+    DEFAULT_OVERTAKE_LIMIT_S,
+    DEFAULT_PREEMPT_DEPTH,
+    DEFAULT_REQUEUE_BACKOFF_MAX_S,
+)
 from scheduler_core.services.cycle import engine_config
 
 
@@ -71,6 +75,12 @@ def test_the_cycle_uses_the_preemption_depth_setting(settings):
     assert engine_config().preempt_depth == DEFAULT_PREEMPT_DEPTH
     settings.GANGSCHED_PREEMPT_DEPTH = 0
     assert engine_config().preempt_depth == 0
+
+
+def test_the_cycle_uses_the_requeue_backoff_setting(settings):
+    assert engine_config().requeue_backoff_max_s == DEFAULT_REQUEUE_BACKOFF_MAX_S
+    settings.GANGSCHED_REQUEUE_BACKOFF_MAX_S = 0.0
+    assert engine_config().requeue_backoff_max_s == 0.0
 
 
 def test_the_cycle_uses_the_overtake_limit_setting(settings):
