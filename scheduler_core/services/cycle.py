@@ -126,8 +126,7 @@ def cycle_changes(result: CycleResult, *, bound: int, recovered: int) -> dict[st
         "evicted": len(result.evictions),
         "recovered": recovered,
     }
-    for transition in result.transitions:
-        kind = transition.kind.value
+    for kind in (transition.kind.value for transition in result.transitions):
         changes[kind] = changes.get(kind, 0) + 1
     return {kind: count for kind, count in changes.items() if count}
 
