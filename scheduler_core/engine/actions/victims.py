@@ -170,12 +170,6 @@ def _collect(session: Session, below: int, pods) -> list[Victim]:
     return victims
 
 
-def gone(session: Session, victim: Victim) -> bool:
-    """Taken in this cycle, by this list's user or another's (preemption's and reclaim's lists
-    hold distinct victims for the same pods, always taken whole: the first pod tells)."""
-    return victim.evicted or victim.pods[0].key in session.evicted
-
-
 def of_queue(session: Session, queue: int, below: int) -> VictimPool:
     """With queues: ``candidates`` of one queue (preemption stays within the preemptor's
     queue), built from that queue's pods only, once a cycle per queue."""
