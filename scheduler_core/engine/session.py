@@ -18,7 +18,7 @@ from .decisions import CycleResult
 from .filters import NodeFilter, constraint_key
 from .ledger import Ledger
 from .model import Gang, GangMode, Placement, Pod, Snapshot
-from .placement import choose, fit_counts
+from .placement import choose, fit_counts, whole_fit
 from .queue import Unit, build_units, pods_by_gang
 from .state import ClusterState
 
@@ -194,11 +194,21 @@ class Trial:
                 need = self._admit(queue, request, need)
             # Only the nodes that can matter are looked at (``ClusterState.candidates``), unless
             # they are most of the cluster: then whole-array operations over every node are
-            # cheaper than gathering them. Either way the choice is the one over every node.
+            # cheaper than gathering them. Bin-packing first looks for one node that takes every
+            # copy (``whole_fit``). Either way the choice is the one over every node.
             nodes = None
-            if self.limit is None and within is None and counts is None and placement == Placement.BINPACK:
+            packing = self.limit is None and counts is None and placement == Placement.BINPACK
+            if packing and within is None:
                 nodes = self.state.candidates(mask, request, need)
-            if nodes is None or 2 * nodes.size > mask.size:
+            if nodes is not None and 2 * nodes.size > mask.size:
+                nodes = None
+            node = -1
+            if packing and need > 0:
+                state = self.state
+                node = whole_fit(state.free_all(), state.alloc, request, need, mask, state.scale, nodes)
+            if node >= 0:
+                where, times = np.array([node]), np.array([need])
+            elif nodes is None:
                 available = self.state.free_all()
                 if self.limit is not None:
                     available = np.minimum(available, self.limit)

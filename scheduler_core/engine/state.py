@@ -151,7 +151,9 @@ class ClusterState:
     def _recount(self) -> None:
         """Rebuild the free capacity and the idle nodes after ``used`` was out of our hands."""
         if self._pristine is None:
-            self._free = self.alloc - self._used
+            # Column-major: a placement reads one resource of many nodes at a time (``whole_fit``).
+            column_major = np.empty(self.alloc.shape, np.int64, order="F")
+            self._free = np.subtract(self.alloc, self._used, out=column_major)
             self._pristine = ~self._used.any(axis=1)
             self._start = [0] * len(self.kinds()[1])
             self._room = None  # the block summary, rebuilt when next needed (``_blocks``)
