@@ -93,6 +93,8 @@ class GangAdmin(admin.ModelAdmin):
     date_hierarchy = "created"
     list_select_related = ["group"]
     raw_id_fields = ["group"]
+    # The scheduler's estimate (services/runtimes.py keeps it): shown, never edited.
+    readonly_fields = ["runtime_estimate_s", "runtime_source", "runtime_limit_s", "runtime_key"]
     inlines = [MemberInline]
     actions = ["retry_selected", "kill_selected"]
 

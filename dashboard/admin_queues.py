@@ -48,7 +48,7 @@ class QueueForm(forms.ModelForm):
         model = Queue
         fields = [
             *("name", "parent", "guarantee", "max", "lending_limit", "weight"),
-            *("reclaimable", "open", "cohort"),
+            *("reclaimable", "open", "cohort", "default_runtime_s"),
         ]
 
     def clean(self):

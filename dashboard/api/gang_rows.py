@@ -40,6 +40,8 @@ class GangRow:
 
     __slots__ = (*COLUMNS, "group")
 
+    runtime_estimate = Gang.runtime_estimate  # the same columns, the same rule
+
     def __init__(self, values: tuple):
         for name, value in zip(COLUMNS, values, strict=False):
             setattr(self, name, value)

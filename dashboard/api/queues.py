@@ -36,7 +36,7 @@ from .permissions import queue_figures_visible
 from .serializers import StrictSerializer
 
 #: API keys whose service name differs (an error's field is the key the caller sent).
-RENAMES = {"lendingLimit": "lending_limit"}
+RENAMES = {"lendingLimit": "lending_limit", "defaultRuntimeSeconds": "default_runtime_s"}
 
 
 class IsQueueOperator(BasePermission):
@@ -83,6 +83,12 @@ class QueueOutput(serializers.Serializer):
         read_only=True,
         help_text="Seconds its work waits before reclaiming beyond its guarantee (a Volcano queue: 0, "
         "a YuniKorn queue: its preemption.delay); null: the global GANGSCHED_RECLAIM_DELAY_S.",
+    )
+    defaultRuntimeSeconds = serializers.FloatField(  # noqa: N815
+        source="queue.default_runtime_s",
+        allow_null=True,
+        help_text="Expected runtime of its gangs that have no declared, learned or limit figure; null: "
+        "the global GANGSCHED_DEFAULT_RUNTIME_S (see docs/forecasts.md).",
     )
     preemptWithin = serializers.BooleanField(  # noqa: N815
         source="queue.preempt_within",
@@ -133,6 +139,7 @@ class QueueInput(StrictSerializer):
     reclaimable = StrictBooleanField(required=False)
     open = StrictBooleanField(required=False)
     cohort = StrictBooleanField(required=False)
+    defaultRuntimeSeconds = StrictNumberField(required=False, allow_null=True, min_value=0)  # noqa: N815
 
 
 class QueueChangeInput(QueueInput):

@@ -96,6 +96,19 @@ class GangOutput(serializers.Serializer):
         source="topology_preferred", help_text="Topology level the members should share, widening if needed."
     )
     topologyName = serializers.CharField(source="topology_name", help_text="The Topology of those levels.")
+    expectedRuntimeSeconds = serializers.FloatField(  # noqa: N815
+        source="runtime_estimate.seconds",
+        allow_null=True,
+        default=None,
+        help_text="What the scheduler expects it to run for (least-work-first, backfilling); null: unknown.",
+    )
+    expectedRuntimeSource = serializers.CharField(  # noqa: N815
+        source="runtime_estimate.source",
+        allow_null=True,
+        default=None,
+        help_text="declared, learned (its submitter's last two runs of the same job), limit "
+        "(activeDeadlineSeconds), default (its queue's), overrun (it outlived its estimate); null: none.",
+    )
     submitter = serializers.CharField()
     satisfied = serializers.BooleanField()
     running = serializers.IntegerField()
@@ -131,6 +144,7 @@ GANG_OUTPUT_COLUMNS = (
     "topology_required",
     "topology_preferred",
     "topology_name",
+    *("runtime_estimate_s", "runtime_source", "runtime_limit_s", "schedule_start_time"),
     "submitter",
     "satisfied",
     "running",
@@ -181,6 +195,7 @@ class GangRowOutput(GangOutput):
     def to_representation(self, gang: Gang) -> dict:
         group = gang.group
         as_text = self._datetime_writer()
+        estimate = gang.runtime_estimate
         return {
             "key": f"{gang.namespace}/{gang.name}",
             "namespace": gang.namespace,
@@ -201,6 +216,8 @@ class GangRowOutput(GangOutput):
             "topologyRequired": gang.topology_required,
             "topologyPreferred": gang.topology_preferred,
             "topologyName": gang.topology_name,
+            "expectedRuntimeSeconds": None if estimate is None else estimate.seconds,
+            "expectedRuntimeSource": None if estimate is None else estimate.source,
             "submitter": gang.submitter,
             "satisfied": gang.satisfied,
             "running": gang.running,

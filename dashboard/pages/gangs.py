@@ -18,6 +18,7 @@ from scheduler_core.engine.model import GangPhase
 from scheduler_core.models import GangEventKind
 from scheduler_core.models.gangs import waiting_q
 from scheduler_core.reads import selectors as shared
+from scheduler_core.reads.runtimes import gang_runtime
 from scheduler_core.reads.timeouts import gang_timeout
 from scheduler_core.reads.topology import gang_topology
 from scheduler_core.reads.why import gang_why
@@ -140,6 +141,7 @@ def gang_detail(request, namespace: str, name: str):
             "rank": shared.gang_queue_rank(gang),
             "timeout": timeout,
             "timeout_text": timeout.text(now),
+            "runtime": gang_runtime(gang),
             # A Kueue LocalQueue's name stands for its ClusterQueue: link the queue it is charged to.
             "queue": queue_for_gang(gang.namespace, gang.queue),
             "queue_reason": gang.reason in QUEUE_REASONS,

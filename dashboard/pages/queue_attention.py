@@ -26,6 +26,7 @@ from collections import defaultdict
 from datetime import datetime
 
 from django.conf import settings
+from django.db.models.functions import Coalesce
 
 from dashboard.api.permissions import sees_all_gangs
 from scheduler_core.engine.quantity import format_quantity
@@ -97,7 +98,7 @@ def _waiting_gangs() -> list[dict]:
     ).values_list(
         "gang_id", "gang__namespace", "gang__name", "gang__queue", "gang__priority", "gang__created",
         "gang__group_id", "gang__submitter", "gang__reason", "gang__message", "priority", "requests",
-        "duration_seconds",
+        Coalesce("duration_seconds", "gang__runtime_estimate_s"),  # what the engine counts on
     )  # fmt: skip
     for gang_id, namespace, name, queue, priority, created, group, submitter, reason, message, *pod in rows:
         gang = gangs.get(gang_id)

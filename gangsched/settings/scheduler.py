@@ -51,6 +51,13 @@ GANGSCHED_RECLAIM_DELAY_S = parse_seconds(
     "GANGSCHED_RECLAIM_DELAY_S", os.environ.get("GANGSCHED_RECLAIM_DELAY_S"), DEFAULT_RECLAIM_DELAY_S
 )
 
+# The expected runtime of a gang with no declared, learned or limit figure whose queue names no
+# default (services/runtimes.py); unset: such a gang has no estimate (backfilling: it never ends).
+_DEFAULT_RUNTIME = os.environ.get("GANGSCHED_DEFAULT_RUNTIME_S") or ""
+GANGSCHED_DEFAULT_RUNTIME_S = (
+    parse_seconds("GANGSCHED_DEFAULT_RUNTIME_S", _DEFAULT_RUNTIME, 0.0) if _DEFAULT_RUNTIME.strip() else None
+)
+
 # How many gangs may search for victims to preempt or reclaim in one cycle; past it, the next one
 # waits at the head of the queue for a later cycle (EngineConfig.preempt_depth). 0: no bound.
 GANGSCHED_PREEMPT_DEPTH = parse_count(

@@ -27,6 +27,7 @@ from django.db import transaction
 from scheduler_core.engine.model import DEFAULT_QUEUE
 from scheduler_core.models import Gang, Member
 from scheduler_core.services.queues import queue_require
+from scheduler_core.services.runtimes import gang_estimates_refresh
 from scheduler_core.services.tenancy import CLI, Actor
 
 from . import kai_podgroup
@@ -57,6 +58,7 @@ from .registry import manifest_load
 from .spec import GangRef, GangSpec, Loaded, Plan, PodSpec
 from .topology_objects import topologies_write
 from .upstream import SOURCE_V1ALPHA1, replica_gang
+from .workload_deadlines import workload_deadline_apply
 from .yunikorn_apps import applications_plan
 
 logger = logging.getLogger(__name__)
@@ -118,6 +120,7 @@ def _load(manifests) -> list[Loaded]:
     maximum = v.limit("GANGSCHED_MAX_GANG_MEMBERS", v.MAX_GANG_MEMBERS)
     for manifest in manifests:
         item = manifest_load(manifest)
+        workload_deadline_apply(manifest, item)
         pods += len(item.pods)
         if pods > maximum:
             raise v.DeclarationError(manifest.name_field, f"one apply may create at most {maximum} pods")
@@ -306,6 +309,7 @@ def _write(plan: Plan, actor: Actor, submitter: str) -> ApplyResult:
         statuses[key], gangs_out[key] = status, gang
         result.lines.append(gang_line(gang, status))
     pod_statuses = pods_write(plan, gangs_out, submitter)
+    gang_estimates_refresh(gang.pk for gang in gangs_out.values())
     _pods_joined_record(plan, gangs_out, statuses, pod_statuses, actor)
     result.pods = sum(1 for status in pod_statuses.values() if status != UNCHANGED)
     object_lines = []

@@ -52,6 +52,7 @@ from typing import Any
 from scheduler_core.models import RestartPolicy
 
 from . import validate as v
+from .deadlines import pod_deadline, tighten
 from .documents import Manifest
 from .kueue import job_queue, workload_priority
 from .mpijob import template_gang_refuse
@@ -199,6 +200,7 @@ def _jobs(namespace, name, spec, spec_field, annotations, annotations_field) -> 
                     "template": template,
                     "template_field": template_field,
                     "pod": pod,
+                    "deadline": pod_deadline(job_spec, job_spec_field),
                     "exclusive": None if exclusive is None or strategy else exclusive,
                     "exclusive_key": None if exclusive is None else exclusive.required,
                     "node_selector": exclusive is not None and strategy,
@@ -279,6 +281,8 @@ def _job_pods(manifest, namespace, job, ref, readers, spec) -> list[PodSpec]:
                 gang=ref,
             )
         )
+    for pod_read in pods:
+        tighten(pod_read, job["deadline"])  # the child Job's own activeDeadlineSeconds
     return pods
 
 

@@ -141,6 +141,7 @@ class PodSpec:
     tolerations: list[dict[str, Any]] = field(default_factory=list)
     affinity: list[dict[str, Any]] = field(default_factory=list)  # required node selector terms
     duration_seconds: float | None = None
+    deadline_seconds: float | None = None  # activeDeadlineSeconds (``deadlines.py``)
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
     scheduler_name: str = ""
@@ -165,6 +166,7 @@ class PodSpec:
             "tolerations": self.tolerations,
             "affinity": self.affinity,
             "duration_seconds": self.duration_seconds,
+            "deadline_seconds": self.deadline_seconds,
             "labels": self.labels,
             "annotations": self.annotations,
             "preemptible": self.preemptible,

@@ -22,6 +22,7 @@ from django.conf import settings
 from . import kueue, node_constraints
 from . import validate as v
 from .cluster import priority_default, priority_resolve
+from .deadlines import pod_deadline
 from .documents import Manifest
 from .pod_fields import pod_spec_gang, preemptable
 from .pod_queues import pod_queue
@@ -141,6 +142,7 @@ def pod_spec(
         duration_seconds=None
         if duration is None
         else v.non_negative_seconds(duration, v.join(meta_field, "annotations", DURATION_ANNOTATION)),
+        deadline_seconds=pod_deadline(spec, spec_field),
         labels=labels,
         annotations=annotations,
         scheduler_name=chosen,

@@ -4,6 +4,7 @@ from django.utils import timezone
 
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangMode, GangPhase, MatchPolicy, Placement, TimeoutStyle
+from scheduler_core.engine.runtimes import DECLARED, SOURCES, Estimate, overrun
 from scheduler_core.validators import (
     validate_affinity,
     validate_gang_keys,
@@ -141,6 +142,17 @@ class Gang(models.Model):
     # users look an application up by it (get --application, the API's ?application=).
     application = models.CharField(max_length=253, blank=True, default="")
 
+    # What the scheduler expects it to run for (engine/runtimes.py; services/runtimes.py keeps
+    # it): seconds and where the figure comes from (declared, learned, limit, default; blank:
+    # no estimate), the kill limit its pods declare (activeDeadlineSeconds; the cap and the
+    # overrun rule's bound) and the key its runtime is learned under (submitter, queue, shape).
+    runtime_estimate_s = models.FloatField(
+        null=True, blank=True, help_text="Expected runtime; empty: unknown."
+    )
+    runtime_source = models.CharField(max_length=16, blank=True, default="")
+    runtime_limit_s = models.FloatField(null=True, blank=True, help_text="Its pods' activeDeadlineSeconds.")
+    runtime_key = models.CharField(max_length=64, blank=True, default="")
+
     # Scheduling state, as the last cycle left it (see the engine's Gang docstring).
     phase = models.CharField(max_length=16, choices=PHASE_CHOICES, default=GangPhase.PENDING.value)
     satisfied = models.BooleanField(default=False)
@@ -185,6 +197,11 @@ class Gang(models.Model):
                 condition=Q(fallen_back=False) | Q(style=TimeoutStyle.SOFT.value),
                 name="gang_fallen_back_only_soft",
             ),
+            models.CheckConstraint(
+                condition=Q(runtime_estimate_s__isnull=True, runtime_source="")
+                | Q(runtime_estimate_s__gte=0, runtime_source__in=SOURCES),
+                name="gang_runtime_estimate_valid",
+            ),
             choices_constraint("phase", PHASE_CHOICES, "gang_phase_valid"),
             choices_constraint("mode", MODE_CHOICES, "gang_mode_valid"),
             choices_constraint("style", STYLE_CHOICES, "gang_style_valid"),
@@ -204,6 +221,12 @@ class Gang(models.Model):
             models.Index(fields=["created", "id"], name="gang_created_id_idx"),
             models.Index(fields=["submitter", "created", "id"], name="gang_submitter_created_idx"),
             models.Index(fields=["application"], name="gang_application_idx", condition=~Q(application="")),
+            # The finished runs a runtime is learned from (services/runtimes.py).
+            models.Index(
+                fields=["runtime_key"],
+                name="gang_runtime_key_idx",
+                condition=Q(phase=GangPhase.FINISHED.value),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -213,6 +236,19 @@ class Gang(models.Model):
     def key(self) -> str:
         """``namespace/name``, the gang's name in the engine, events and URLs."""
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def runtime_estimate(self) -> Estimate | None:
+        """The expected runtime the scheduler works with now: the stored estimate, or for a
+        running gang that outlived it, the overrun rule's (from its first bind; a declared
+        figure is taken at its word, as ``snapshot/runtimes.py`` does)."""
+        if self.runtime_estimate_s is None or not self.runtime_source:
+            return None
+        believed = Estimate(self.runtime_estimate_s, self.runtime_source)
+        started = self.schedule_start_time
+        if self.phase == GangPhase.RUNNING.value and started is not None and believed.source != DECLARED:
+            believed = overrun(believed, (timezone.now() - started).total_seconds(), self.runtime_limit_s)
+        return believed
 
 
 class Member(models.Model):
@@ -256,6 +292,9 @@ class Member(models.Model):
     duration_seconds = models.FloatField(
         null=True, blank=True, help_text="Expected runtime, for backfilling."
     )
+    # activeDeadlineSeconds: of the pod, or of the workload that creates it (a Job, a Kubeflow
+    # job's runPolicy); the pod is stopped after it (the runtime estimate's limit).
+    deadline_seconds = models.FloatField(null=True, blank=True, help_text="Longest it may run, in seconds.")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     annotations = models.JSONField(default=dict, blank=True, validators=[validate_string_map])

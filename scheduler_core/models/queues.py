@@ -60,6 +60,11 @@ class Queue(models.Model):
         blank=True,
         help_text="Seconds its work waits before reclaiming beyond its guarantee; empty: the global delay.",
     )
+    default_runtime_s = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Runtime of its gangs with no better estimate; empty: GANGSCHED_DEFAULT_RUNTIME_S.",
+    )
     preempt_within = models.BooleanField(
         default=True,
         help_text="Its work may evict its lower-priority work (not Kueue's Never, not YuniKorn).",
@@ -85,6 +90,10 @@ class Queue(models.Model):
             models.CheckConstraint(
                 condition=Q(reclaim_delay_s__isnull=True) | Q(reclaim_delay_s__gte=0),
                 name="queue_reclaim_delay_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(default_runtime_s__isnull=True) | Q(default_runtime_s__gte=0),
+                name="queue_default_runtime_not_negative",
             ),
             models.CheckConstraint(
                 condition=Q(reclaim_up_to__in=["fair-share", "guarantee"]), name="queue_reclaim_up_to_known"

@@ -7,6 +7,7 @@ import math
 
 from django.conf import settings
 from django.db.models import Count, Max, Q, QuerySet
+from django.db.models.functions import Coalesce
 
 from scheduler_core.engine.queue import declared_work
 from scheduler_core.models import Gang, GangEvent, Member, Node
@@ -71,15 +72,19 @@ def gang_group_progress(gang: Gang) -> list[dict]:
 def gang_queue_rank(gang: Gang) -> dict:
     """How least-work-first places the gang (engine/queue.py), for the gang page.
 
-    ``work``: device-seconds its unit declares (GPUs, else CPU cores, x duration, over the active
-    members of the gang and of its gang group), None when a member declares no duration;
+    ``work``: device-seconds its unit is expected to take (GPUs, else CPU cores, x a pod's declared
+    duration, else its gang's runtime estimate, over the active members of the gang and of its
+    gang group), None when a member has neither;
     ``shift_s``: how much later than its creation it is queued (at most ``limit_s``); a limit of
     0 is FIFO. The engine computes the same from the snapshot; this is its explanation.
     """
     limit = settings.GANGSCHED_OVERTAKE_LIMIT_S
     gangs = Gang.objects.filter(group=gang.group) if gang.group is not None else [gang]
     members = Member.objects.filter(gang__in=gangs, phase__in=ACTIVE_MEMBER_PHASES)
-    work = declared_work(members.values_list("requests", "duration_seconds"))
+    # A pod's own declared duration, else its gang's estimate: what the snapshot gives the engine.
+    work = declared_work(
+        members.values_list("requests", Coalesce("duration_seconds", "gang__runtime_estimate_s"))
+    )
     shift = min(limit, work) if limit > 0 else 0.0
     return {
         "limit_s": limit,

@@ -42,6 +42,7 @@ from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, FailureAction
 from scheduler_core.models.history import BindIntent, BindJournal, BindState, IntentState
 
 from .history import event_record, events_record_many
+from .runtimes import estimates_learn
 
 logger = logging.getLogger(__name__)
 
@@ -324,6 +325,8 @@ def gangs_refresh(*, now: datetime | None = None, gang_ids: Iterable[int] = ()) 
             changes[gang["id"]] = (gang, fields)
     written = _gangs_write(changes, now)
     events_record_many(event for pk in written for event in _events(*changes[pk]))
+    # The next run of the same job is planned with this one's runtime.
+    estimates_learn(pk for pk in written if changes[pk][1].get("phase") == GangPhase.FINISHED.value)
     return len(written)
 
 

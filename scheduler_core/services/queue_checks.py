@@ -89,6 +89,13 @@ def _spec_check(spec: QueueSpec) -> None:
     if weight <= 0:
         raise DeclarationError(join(spec.field, "weight"), f"must be greater than 0, not {weight}")
     _weights_check(spec)
+    runtime = spec.default_runtime_s
+    if runtime is not None and (
+        isinstance(runtime, bool) or not isinstance(runtime, (int, float)) or not 0 <= runtime < math.inf
+    ):
+        raise DeclarationError(
+            join(spec.field, "default_runtime_s"), f"must be a number of seconds, 0 or more, not {runtime!r}"
+        )
     if spec.reclaim_up_to not in RECLAIM_UP_TO:
         raise DeclarationError(
             join(spec.field, "reclaim_up_to"),
@@ -253,6 +260,7 @@ def spec_of(queue: Queue, **changes: Any) -> QueueSpec:
         open=queue.open,
         cohort=queue.cohort,
         reclaim_delay_s=queue.reclaim_delay_s,
+        default_runtime_s=queue.default_runtime_s,
         preempt_within=queue.preempt_within,
         reclaim_up_to=queue.reclaim_up_to,
         extra=dict(queue.extra),

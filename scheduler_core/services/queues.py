@@ -54,7 +54,7 @@ __all__ = [
 CREATED, CONFIGURED, UNCHANGED = "created", "configured", "unchanged"
 _QUEUE_FIELDS = ("guarantee", "max", "lending_limit", "weight", "weights", "unlimited_guarantee")
 _QUEUE_FIELDS += ("reclaimable", "open", "cohort", "reclaim_delay_s", "preempt_within", "reclaim_up_to")
-_QUEUE_FIELDS += ("source_format", "declaration", "extra")
+_QUEUE_FIELDS += ("default_runtime_s", "source_format", "declaration", "extra")
 
 
 class QueueInUse(ValueError):

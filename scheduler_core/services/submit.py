@@ -31,6 +31,7 @@ from scheduler_core.validators import (
 )
 
 from .queues import queue_require
+from .runtimes import gang_estimates_refresh
 from .tenancy import CLI, Actor
 from .topology import constraint_check, known_topologies
 
@@ -47,6 +48,7 @@ POD_FIELDS = frozenset(
         "tolerations",
         "affinity",
         "duration_seconds",
+        "deadline_seconds",
         "labels",
         "annotations",
     }
@@ -119,6 +121,7 @@ def gang_submit(
         # Its pods are the gang's: its policy recreates them.
         member.gang, member.submitter, member.owner = gang, gang.submitter, f"gang/{name}"
     rows_insert(Member, members)
+    gang_estimates_refresh([gang.pk])
     reason = f"{len(members)} pods, min_member {min_member}"
     rows_insert(GangEvent, [GangEvent(gang=gang, kind=GangEventKind.CREATED, reason=reason, details={})])
     logger.info(
@@ -217,6 +220,9 @@ def _member(namespace: str, pod: Mapping[str, Any], *, where: str) -> Member:
     duration = pod.get("duration_seconds")
     if duration is not None and (not isinstance(duration, (int, float)) or duration < 0):
         raise ValueError(f"{where}: duration_seconds must be a non-negative number, not {duration!r}")
+    deadline = pod.get("deadline_seconds")
+    if deadline is not None and (not isinstance(deadline, (int, float)) or deadline < 0):
+        raise ValueError(f"{where}: deadline_seconds must be a non-negative number, not {deadline!r}")
     return Member(
         namespace=namespace,
         name=pod["name"],
@@ -224,6 +230,7 @@ def _member(namespace: str, pod: Mapping[str, Any], *, where: str) -> Member:
         priority=int(pod.get("priority") or 0),
         preemptible=bool(pod.get("preemptible", True)),
         duration_seconds=duration,
+        deadline_seconds=deadline,
         **spec,
     )
 

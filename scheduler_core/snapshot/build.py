@@ -10,6 +10,7 @@ Conventions at this boundary:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from itertools import chain
 from typing import Any
@@ -35,6 +36,7 @@ from scheduler_core.snapshot.json_fields import (  # noqa: F401  (re-exported: c
 )
 from scheduler_core.snapshot.queues import queues_read
 from scheduler_core.snapshot.reuse import REUSE
+from scheduler_core.snapshot.runtimes import pod_duration
 from scheduler_core.snapshot.topology import topologies_read, topology_constraint
 
 #: Gang phases after which a gang is history, not work: the snapshot leaves such a gang out
@@ -119,7 +121,7 @@ def group_to_engine(group: GangGroup) -> engine.GangGroup:
 # ---------------------------------------------------------------- the snapshot
 
 
-def build_snapshot() -> engine.Snapshot:
+def build_snapshot(now: float | None = None) -> engine.Snapshot:
     """The cluster and its work as the engine sees it, read in seven queries (the queue tree is
     one: ``snapshot/queues.py``; the topologies two: ``snapshot/topology.py``).
 
@@ -132,14 +134,16 @@ def build_snapshot() -> engine.Snapshot:
     requests, selectors and tolerations, so 10,000 pods have a handful of distinct values. The
     result equals ``*_to_engine`` applied to the rows. The engine objects of rows that did not
     change since this process's last build are that build's objects (``snapshot/reuse.py``).
+    A pod's duration is what the scheduler believes at ``now`` (default: the clock), as
+    ``snapshot/runtimes.py`` says.
     """
     with REUSE.lock:
-        snapshot = _snapshot_read()
+        snapshot = _snapshot_read(time.time() if now is None else now)
         REUSE.rotate()
     return snapshot
 
 
-def _snapshot_read() -> engine.Snapshot:
+def _snapshot_read(now: float) -> engine.Snapshot:
     decode = _JSONCache()
     queues, resolve = queues_read()
     has_live_pods = Exists(Member.objects.filter(gang=OuterRef("pk"), phase__in=ACTIVE_MEMBER_PHASES))
@@ -212,7 +216,14 @@ def _snapshot_read() -> engine.Snapshot:
             "preemptible",
             "terminating",
             "queue",
+            *("gang__runtime_estimate_s", "gang__runtime_source", "gang__runtime_limit_s"),
         )
+    )
+    # The duration the engine sees replaces the declared one (and the gang's estimate columns)
+    # before the row keys the reuse: an estimate that grew makes a new pod object.
+    believed = (
+        (*row[:13], pod_duration(row[13], row[12], *row[17:20], now), *row[14:17])
+        for row in _tuples(member_rows)
     )
     pods = tuple(
         REUSE.pods.get(
@@ -220,7 +231,7 @@ def _snapshot_read() -> engine.Snapshot:
             (row, engine.DEFAULT_QUEUE if row[6] is not None else resolve(row[0], row[16])),
             lambda row=row: _pod(row, decode, resolve),
         )
-        for row in _tuples(member_rows)
+        for row in believed
     )
     node_rows = (
         Node.objects.annotate(

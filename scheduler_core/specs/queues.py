@@ -42,6 +42,9 @@ class QueueSpec:
     # How long its units wait before reclaiming beyond its guarantee, in seconds; None: the
     # global ``GANGSCHED_RECLAIM_DELAY_S``. Volcano: 0 (at once); YuniKorn: ``preemption.delay``.
     reclaim_delay_s: float | None = None
+    # The expected runtime of its gangs that have no better estimate (services/runtimes.py);
+    # None: the global ``GANGSCHED_DEFAULT_RUNTIME_S``.
+    default_runtime_s: float | None = None
     # Whether its units may evict its own lower-priority work. Kueue: withinClusterQueue
     # LowerPriority (Never, its default: False); YuniKorn: False (no intra-queue preemption).
     preempt_within: bool = True

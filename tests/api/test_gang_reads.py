@@ -143,3 +143,24 @@ def test_a_path_no_api_route_matches_is_a_json_404_and_pages_keep_djangos(as_olg
         assert response.json() == {"errors": [{"field": None, "reason": "Not found."}]}, path
     page = as_olga.get("/no-such-page/")
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+def test_gangs_say_their_expected_runtime_and_its_source(as_alice, as_olga, settings):
+    settings.GANGSCHED_DEFAULT_RUNTIME_S = 900
+    make_gang("ml", "train", pods=1)
+    make_gang("ml", "said", pods=1)
+    Member.objects.filter(name="said-0").update(duration_seconds=30)
+    from scheduler_core.services.runtimes import gang_estimates_refresh
+
+    gang_estimates_refresh(Gang.objects.values_list("id", flat=True))
+    body = as_alice.get("/api/v1/gangs/ml/train/").json()
+    assert (body["expectedRuntimeSeconds"], body["expectedRuntimeSource"]) == (900, "default")
+    listed = {g["name"]: g for g in as_olga.get(URL).json()["results"]}
+    assert (listed["said"]["expectedRuntimeSeconds"], listed["said"]["expectedRuntimeSource"]) == (
+        30,
+        "declared",
+    )
+    settings.GANGSCHED_DEFAULT_RUNTIME_S = None
+    gang_estimates_refresh(Gang.objects.values_list("id", flat=True))
+    body = as_alice.get("/api/v1/gangs/ml/train/").json()
+    assert (body["expectedRuntimeSeconds"], body["expectedRuntimeSource"]) == (None, None)

@@ -264,3 +264,15 @@ def test_queue_reads_never_come_from_the_read_cache(as_alice, alice, private_tre
     assert as_alice.get("/api/v1/queues/private-a/").status_code == 200
     scope = {"method": "GET", "path": "/api/v1/queues/", "headers": [(b"authorization", b"Token x")]}
     assert fast_key(scope) is None
+
+
+def test_a_queue_s_default_runtime(as_olga, as_alice):
+    created = as_olga.post("/api/v1/queues/", {"name": "q", "defaultRuntimeSeconds": 600}, format="json")
+    assert (created.status_code, created.json()["defaultRuntimeSeconds"]) == (201, 600.0)
+    assert Queue.objects.get(name="q").default_runtime_s == 600
+    for bad in (-1, "600", True):
+        refused = as_olga.patch("/api/v1/queues/q/", {"defaultRuntimeSeconds": bad}, format="json")
+        assert refused.status_code == 400 and errors(refused)[0][0] == "defaultRuntimeSeconds"
+    cleared = as_olga.patch("/api/v1/queues/q/", {"defaultRuntimeSeconds": None}, format="json")
+    assert (cleared.status_code, cleared.json()["defaultRuntimeSeconds"]) == (200, None)
+    assert as_alice.patch("/api/v1/queues/q/", {"defaultRuntimeSeconds": 5}, format="json").status_code == 403

@@ -175,10 +175,10 @@ def test_the_nodes_page_counts_other_schedulers_pods_as_used(as_olga, world):
         (
             30,
             3600.0,
-            "as if created 120 s later: 120 device-seconds of declared work",
+            "as if created 120 s later: 120 device-seconds of expected work",
         ),  # 2 pods x 2 CPUs x 30 s
-        (3600, 3600.0, "as if created 3600 s later: 14400 device-seconds of declared work"),
-        (None, 3600.0, "as if created 3600 s later: a member declares no duration"),
+        (3600, 3600.0, "as if created 3600 s later: 14400 device-seconds of expected work"),
+        (None, 3600.0, "as if created 3600 s later: a member has no expected runtime"),
         (30, 0.0, "by creation (FIFO)"),
     ],
 )
@@ -193,3 +193,15 @@ def test_gang_detail_shows_where_least_work_first_queues_it(as_olga, db, setting
     html = as_olga.get("/gangs/ml/short/").content.decode()
     assert shown in html
     assert ("capped at the 3600 s limit" in html) == (duration == 3600)
+
+
+def test_gang_detail_shows_the_expected_runtime_and_its_source(as_olga, db):
+    from scheduler_core.models import Member
+    from scheduler_core.services.runtimes import gang_estimates_refresh
+
+    gang = make_gang("ml", "limited", submitter="olga")
+    Member.objects.filter(gang=gang).update(deadline_seconds=5400)
+    gang_estimates_refresh([gang.pk])
+    html = as_olga.get("/gangs/ml/limited/").content.decode()
+    assert 'class="runtime" data-source="limit"' in html
+    assert "90min, its limit (activeDeadlineSeconds)" in html

@@ -26,6 +26,7 @@ from scheduler_core.engine.quantity import QuantityError, canonical_amount, disp
 from scheduler_core.management.commands import _queues, _topologies
 from scheduler_core.management.commands.get import quantities
 from scheduler_core.models import Gang
+from scheduler_core.reads.runtimes import gang_runtime
 from scheduler_core.reads.selectors import (
     gang_events,
     gang_get,
@@ -55,6 +56,7 @@ def gang_detail(gang: Gang) -> dict:
         "style": gang.style,
         "wait_seconds": gang.wait_seconds,
         "timeout": _timeout(gang),
+        "runtime": gang_runtime(gang),
         "priority": gang.priority,
         "queue": gang.queue,
         "placement": gang.placement,
@@ -167,6 +169,7 @@ def gang_text(d: dict) -> str:
         f"Min resources:  {_resource_list(d['min_resources']) or '<none>'}",
         f"Mode / style:   {d['mode']} / {d['style']}",
         f"Timeout:        {d['timeout']['text']}",
+        f"Runtime:        {d['runtime']['text']}",
         f"Priority:       {'<from pods>' if d['priority'] is None else d['priority']}   Queue: {d['queue']}",
         f"Source:         {d['source_format'] or '<api>'}   Submitter: {d['submitter'] or '<none>'}",
         f"Application:    {d['application'] or '<none>'}",
