@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete
 from django.utils import timezone
 
+from scheduler_core.db.dry_run import dry_run_active
 from scheduler_core.models import Gang, GangEvent
 
 logger = logging.getLogger(__name__)
@@ -124,9 +125,9 @@ def _gang_deleted(sender, instance: Gang, using: str, **kwargs) -> None:
 
 def deleted_send(payloads: list[dict]) -> None:
     """Send deletion notices; a failure is logged, never raised into the deleting caller (its
-    transaction has committed)."""
+    transaction has committed). Nothing in a dry run: nothing was deleted."""
     layer = get_channel_layer()
-    if layer is None or not payloads:
+    if layer is None or not payloads or dry_run_active():
         return
     try:
         async_to_sync(_send_all)(layer, [(ALL_GANGS, payload) for payload in payloads])

@@ -15,6 +15,7 @@ from celery import shared_task
 from django.conf import settings
 
 import gangsched.celery  # noqa: F401  (the app @shared_task binds to: gangsched/__init__.py)
+from scheduler_core.db.dry_run import dry_run_active
 from scheduler_core.events import events_publish
 from scheduler_core.reads.node_usage import usage_compact
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
@@ -80,7 +81,9 @@ _waker = Waker(lambda: cycle_trigger_now())  # looked up per call: tests replace
 def cycle_trigger() -> bool:
     """Ask for a cycle soon (work arrived): sent within ``cycle_wake.GAP_S`` by a thread of this
     process (scheduler_core/worker/cycle_wake.py), so the caller (a request) never waits for Redis; it
-    coalesces with a cycle already queued."""
+    coalesces with a cycle already queued. Nothing in a dry run: no work arrived."""
+    if dry_run_active():
+        return False
     _waker.request()
     return True
 

@@ -194,9 +194,12 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
         "json": {"()": "gangsched.logformat.JsonFormatter"},
     },
+    # A dry run's writes log nothing that did not happen (scheduler_core/db/dry_run.py).
+    "filters": {"dry_run": {"()": "scheduler_core.db.dry_run.DryRunLogFilter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
+            "filters": ["dry_run"],
             "formatter": "json" if os.environ.get("LOG_FORMAT", "").strip().lower() == "json" else "plain",
         }
     },
