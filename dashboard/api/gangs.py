@@ -17,11 +17,9 @@ from scheduler_core.reads.timeouts import gang_timeout_api
 from scheduler_core.reads.topology import gang_topology
 from scheduler_core.reads.topology_domains import label_key_valid
 from scheduler_core.reads.why import gang_why
-from scheduler_core.services.groups import gang_group_join
 from scheduler_core.services.operator import gang_kill, gang_retry
-from scheduler_core.services.submit import gang_submit
 
-from . import read_cache, selectors
+from . import dry_run, read_cache, selectors
 from .cached_reads import cached_response, not_cached, user_scope
 from .exceptions import ERRORS
 from .fields import (
@@ -38,6 +36,7 @@ from .fields import (
     rfc1123_subdomain_error,
 )
 from .filters import GangFilter, unfiltered
+from .gang_submission import submission_write
 from .pagination import ApiPagination
 from .parsers import JSONParser
 from .permissions import CanKillGang, CanRetryGang, api_actor
@@ -225,21 +224,21 @@ class GangListSubmitApi(generics.ListAPIView):
         operation_id="gangs_submit",
         summary="Submit a gang job",
         request=GangSubmitInput,
+        parameters=[dry_run.PARAMETER],
         responses={201: GangOutput, 400: ERRORS, 404: ERRORS, 409: ERRORS, 429: ERRORS},
     )
     def post(self, request: Request) -> Response:
+        dry = dry_run.requested(request)  # a bad option is refused before the body is read
         serializer = GangSubmitInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         arguments = submit_arguments(data, submitter=request.user.get_username(), declaration=request.data)
         arguments["actor"] = api_actor(request.user)
-        if data.get("groups"):
-            # One transaction: a rejected group leaves no gang behind, a rejected gang no group.
-            with transaction.atomic():
-                gang = gang_submit(**arguments)
-                gang_group_join(gang=gang, members=data["groups"], actor=arguments["actor"])
-        else:  # a transaction of its own, not a savepoint in another: two statements fewer
-            gang = gang_submit(**arguments)
+        if dry:  # the same writes, rolled back once the answer is read: nothing stays or is sent
+            with dry_run.rolled_back():
+                gang = submission_write(data, arguments)
+                return Response(dry_run.answer(GangRowOutput(gang).data, gangs=[gang]), status=201)
+        gang = submission_write(data, arguments)
         # Committed: runs at once (in a test's transaction, at its end). Read your writes.
         by = user_scope(request)
         transaction.on_commit(lambda: read_cache.changed_here(gang.submitter, by=by))

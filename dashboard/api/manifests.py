@@ -19,6 +19,7 @@ from scheduler_core.declarations.cluster import OPERATOR_KINDS
 from scheduler_core.declarations.documents import documents_expand
 from scheduler_core.declarations.validate import MAX_MANIFEST_BYTES
 
+from . import dry_run
 from .exceptions import ERRORS, PayloadTooLarge
 from .permissions import api_actor
 from .serializers import GangOutput
@@ -73,6 +74,7 @@ class ManifestApplyApi(APIView):
             "application/x-yaml": OpenApiTypes.STR,
             "application/json": OpenApiTypes.OBJECT,
         },
+        parameters=[dry_run.PARAMETER],
         responses={
             201: ManifestApplyOutput,
             400: ERRORS,
@@ -91,6 +93,7 @@ class ManifestApplyApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
+        dry = dry_run.requested(request)  # a bad option is refused before the body is read
         body = request.data
         if not isinstance(body, bytes) or not body.strip():
             raise DeclarationError("body", "the manifest is empty")
@@ -106,7 +109,16 @@ class ManifestApplyApi(APIView):
             permission = OPERATOR_KINDS.get((manifest.group, manifest.kind))
             if permission and not request.user.has_perm(permission):
                 raise PermissionDenied(f"only operators may apply {manifest.kind} objects")
+        if dry:  # the same writes, rolled back once the answer is read: nothing stays or is sent
+            with dry_run.rolled_back():
+                result = manifests_apply(documents, actor=api_actor(request.user))
+                answer = dry_run.answer(self.output(result), gangs=result.gangs)
+                return Response(answer, status=status.HTTP_201_CREATED)
         with transaction.atomic():  # a refused document leaves nothing of the others behind
             result = manifests_apply(documents, actor=api_actor(request.user))
-        output = {"lines": result.lines, "gangs": result.gangs, "pods": result.pods}
-        return Response(self.ManifestApplyOutput(output).data, status=status.HTTP_201_CREATED)
+        return Response(self.output(result), status=status.HTTP_201_CREATED)
+
+    def output(self, result) -> dict:
+        return self.ManifestApplyOutput(
+            {"lines": result.lines, "gangs": result.gangs, "pods": result.pods}
+        ).data

@@ -108,9 +108,14 @@ def histories() -> SharedHistories:
 
 class SubmitThrottle(ProcessCacheThrottle, UserRateThrottle):
     """``GANGSCHED_SUBMIT_RATE`` submissions per user, read at request time (so a test can
-    override it), counted in ``SharedHistories``; reads on the same view are never throttled."""
+    override it), counted in ``SharedHistories``; reads on the same view are never throttled.
+
+    A request with ``dryRun`` in its query (any value: a bad one is refused after this) counts
+    in a budget of its own at the same rate: dry runs are limited as submissions are, since each
+    runs the whole write path, but checking a job a few times never blocks submitting it."""
 
     scope = "submit"
+    dry_run_scope = "submit-dry-run"
 
     def __init__(self):  # the parent reads the rate from DRF's settings here; ours is read per request
         pass
@@ -122,6 +127,7 @@ class SubmitThrottle(ProcessCacheThrottle, UserRateThrottle):
         self.num_requests, self.duration = self.parse_rate(self.rate)
         if self.rate is None:
             return True
+        self.scope = self.dry_run_scope if "dryRun" in request.query_params else type(self).scope
         self.key = self.get_cache_key(request, view)
         if self.key is None:
             return True

@@ -349,7 +349,7 @@ def test_a_refused_gang_group_rolls_back_the_gang(as_alice, monkeypatch):
     def refuse(**kwargs):
         raise ValueError("gang group refused")
 
-    monkeypatch.setattr("dashboard.api.gangs.gang_group_join", refuse)
+    monkeypatch.setattr("dashboard.api.gang_submission.gang_group_join", refuse)
     response = as_alice.post(URL, job(groups=["other/worker"]), format="json")
     assert response.status_code == 400, response.content
     assert errors(response) == [(None, "gang group refused")]

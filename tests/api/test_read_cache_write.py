@@ -93,6 +93,23 @@ async def test_a_refused_write_recomputes_nothing(listening, alice, monkeypatch)
     assert status == 400 and computed == []
 
 
+async def test_a_dry_run_leaves_the_cached_answers_as_they_were(listening, alice, monkeypatch):
+    """``?dryRun=All`` moves no generation (no write committed, nothing notified): nothing is
+    recomputed, and the writer's next read is the same hit, without the gang it did not create."""
+    await database_sync_to_async(make_gang)("ml", "old", submitter="alice")
+    await caught_up_async()
+    key = await token_of(alice)
+    await cached_list(key)
+    computed = []
+    monkeypatch.setattr(type(django_asgi_app), "_recompute", lambda *a: computed.append(a))
+    status, _, answer = await call("POST", f"{LIST}?dryRun=All", key, submission("new"))
+    assert (status, answer["name"], answer["dryRun"]) == (201, "new", True)
+    await caught_up_async()
+    status, how, body = await call("GET", LIST, key)
+    assert (status, how, [g["name"] for g in body["results"]]) == (200, "hit", ["old"])
+    assert computed == []
+
+
 async def test_reads_from_memory_wait_while_writes_queue_for_a_slot(listening, alice, monkeypatch):
     """Writes first: while a submission waits for one of the process's write slots, an answer
     from memory pauses; with no write waiting it does not."""

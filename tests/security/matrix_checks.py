@@ -9,7 +9,17 @@ from django.conf import settings
 from django.db import transaction
 
 from scheduler_core.models import Gang, Queue
-from tests.security.matrix_requests import PARAMS_BY_KEY, QUEUE, body, client, own_gang, request_kwargs, send
+from tests.security.matrix_requests import (
+    NO_SUCH_QUEUE,
+    PARAMS_BY_KEY,
+    QUEUE,
+    body,
+    client,
+    in_queue,
+    own_gang,
+    request_kwargs,
+    send,
+)
 from tests.security.matrix_table import (
     HIDDEN,
     LOGIN,
@@ -97,6 +107,34 @@ def _owned_by_sender(role, response, world, browser) -> None:
     assert list(submitters) == [role]
 
 
+def _answers_as_created_by_sender(role, response, world, browser) -> None:
+    """A dry run: the write's answer for the sender's own new gang, marked (``ask`` checks that
+    no row changed)."""
+    answer = response.json()
+    assert answer["dryRun"] is True
+    gangs = answer.get("gangs", [answer])
+    assert [(g["name"], g["submitter"]) for g in gangs] == [(own_gang(role), role)]
+    assert all(line.endswith(" (server dry run)") for line in answer.get("lines", []))
+
+
+def _as_a_missing_queue(query: str):
+    """Refused: the bytes a job naming a queue that does not exist gets (the same query)."""
+
+    def check(role, response, world, browser) -> None:
+        if response.status_code != 400:
+            return
+        never = send_never_queue(browser, role, query)
+        assert never.status_code == 400
+        assert body(response).replace(QUEUE.encode(), NO_SUCH_QUEUE.encode()) == body(never)
+
+    return check
+
+
+def send_never_queue(browser, role: str, query: str):
+    kwargs = in_queue(role, NO_SUCH_QUEUE)
+    return browser.post("/api/v1/gangs/", **kwargs, **({"QUERY_STRING": query} if query else {}))
+
+
 def _counts_visible_gangs(role, response, world, browser) -> None:
     counted = response.json()["gangsByPhase"]
     # alice's two gangs: the timed-out one and the one waiting in her queue
@@ -153,6 +191,10 @@ CHECKS = {
     ("api:gang-kill", "POST", "default"): _phase_after("kill"),
     ("api:gangs", "POST", "default"): _owned_by_sender,
     ("api:manifests", "POST", "default"): _owned_by_sender,
+    ("api:gangs", "POST", "dry-run-default"): _answers_as_created_by_sender,
+    ("api:manifests", "POST", "dry-run-default"): _answers_as_created_by_sender,
+    ("api:gangs", "POST", "others-queue"): _as_a_missing_queue(""),
+    ("api:gangs", "POST", "dry-run-others-queue"): _as_a_missing_queue("dryRun=All"),
     ("api:cluster", "GET", "default"): _counts_visible_gangs,
     ("dashboard:gang-action", "POST", "default"): _page_action_message,
     ("login", "POST", "default"): _signed_in,
@@ -168,13 +210,16 @@ def ask(endpoint: Endpoint, row: Row, role: str, world: dict) -> None:
     outcome = row.expect[role]
     browser = client(endpoint, world["users"][role])
     kwargs = request_kwargs(row.key, row.method, row.case, role)
-    before = rows_snapshot() if outcome.denial and row.method != "GET" else None
+    dry_run = row.case.startswith("dry-run-")
+    before = rows_snapshot() if (outcome.denial or dry_run) and row.method != "GET" else None
 
     response = send(endpoint, row.method, browser, world["params"], kwargs)
 
     check_outcome(endpoint, outcome, response)
     if before is not None:
-        assert rows_snapshot() == before, "a denied write changed rows"
+        assert rows_snapshot() == before, (
+            "a dry run changed rows" if dry_run else "a denied write changed rows"
+        )
     if outcome is HIDDEN:
         check_hidden(endpoint, row.method, browser, world, kwargs, response)
     if outcome in (PAGE_NOT_FOUND, QUEUE_HIDDEN):

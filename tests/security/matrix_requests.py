@@ -79,15 +79,39 @@ def _credentials(role: str) -> dict:
 
 _SIMULATION = {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "policies": ["pod"]}
 
-#: (key, method, case) -> role -> the client call's keyword arguments.
-REQUESTS = {
-    ("api:token", "POST", "default"): lambda role: _json(_credentials(role)),
+#: A queue nobody made: to whoever may not use alice's queue, hers reads as this one.
+NO_SUCH_QUEUE = "no-such-queue"
+
+
+def in_queue(role: str, queue: str) -> dict:
+    return _json({**_job(own_gang(role)), "queue": queue})
+
+
+def _dry(build, option: str = "All"):
+    """The request ``build`` makes, as a dry run (``?dryRun=<option>``)."""
+    return lambda role: {**build(role), "QUERY_STRING": f"dryRun={option}"}
+
+
+#: The submissions the matrix also sends as dry runs (case ``dry-run-<case>``, the same body).
+_SUBMISSIONS = {
     ("api:gangs", "POST", "default"): lambda role: _json(_job(own_gang(role))),
     ("api:gangs", "POST", "others-key"): lambda role: _json(_job(SECRET)),
+    ("api:gangs", "POST", "others-queue"): lambda role: in_queue(role, QUEUE),
     ("api:manifests", "POST", "default"): lambda role: _yaml(
         podgroup(own_gang(role)) + "---\n" + pod(f"{own_gang(role)}-0", own_gang(role))
     ),
     ("api:manifests", "POST", "node"): lambda role: _yaml(NODE),
+    ("api:manifests", "POST", "others-podgroup"): lambda role: _yaml(podgroup(SECRET)),
+    ("api:manifests", "POST", "others-pod"): lambda role: _yaml(pod(f"{SECRET}-extra", SECRET)),
+}
+
+#: (key, method, case) -> role -> the client call's keyword arguments.
+REQUESTS = {
+    ("api:token", "POST", "default"): lambda role: _json(_credentials(role)),
+    **_SUBMISSIONS,
+    **{(key, method, f"dry-run-{case}"): _dry(build) for (key, method, case), build in _SUBMISSIONS.items()},
+    ("api:gangs", "POST", "dry-run-bad-option"): _dry(lambda role: _json(_job(own_gang(role))), "all"),
+    ("api:manifests", "POST", "dry-run-bad-option"): _dry(lambda role: _yaml(podgroup(own_gang(role))), ""),
     ("api:manifests", "POST", "workload-priority-class"): lambda role: _yaml(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: w-matrix}\n"
         "value: 1000\n"
@@ -100,8 +124,6 @@ REQUESTS = {
         "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: h-matrix}\n"
         "spec: {tier: 1, members: [{type: Node, selector: {exactMatch: {name: n1}}}]}\n"
     ),
-    ("api:manifests", "POST", "others-podgroup"): lambda role: _yaml(podgroup(SECRET)),
-    ("api:manifests", "POST", "others-pod"): lambda role: _yaml(pod(f"{SECRET}-extra", SECRET)),
     ("api:events", "GET", "gang-filter"): lambda role: {"data": {"gang": f"ml/{SECRET}"}},
     ("api:events", "GET", "actor-filter"): lambda role: {"data": {"actor": "alice"}},
     ("dashboard:history", "GET", "queue-filter"): lambda role: {"data": {"queue": "default"}},

@@ -15,6 +15,8 @@ names; ``bob``, another submitter; ``vera``, who may view every gang but neither
   404, byte for byte the answer for an object that does not exist.
 - ``QUEUE_HIDDEN``: a queue the role may not submit to (the matrix's queue is alice's alone):
   404, byte for byte the answer for a queue that does not exist.
+- ``NO_SUCH_QUEUE``: work put in a queue the role may not submit to: the 400 ``queue ... not
+  found``, byte for byte the answer for work put in a queue that does not exist.
 - ``REFUSED``: a 400 of the credentials endpoints (no such user); ``REFUSED_REDIRECT``: a page's
   form action refused with a message.
 - ``STAFF``: past the admin's staff gate, where Django's model permissions answer (200, 403, a
@@ -22,7 +24,9 @@ names; ``bob``, another submitter; ``vera``, who may view every gang but neither
 
 A row's ``case`` names a variant of the request (another's key, a Node manifest, a foreign
 address); ``None`` for a role means that role is not asked in that variant. A denied write must
-leave every row of the scheduler's and the dashboard's tables as it was (test_matrix.py checks).
+leave every row of the scheduler's and the dashboard's tables as it was (test_matrix.py checks),
+and so must every dry run (``dry-run-<case>``: the write of ``<case>`` with ``?dryRun=All``, which
+answers as that write does).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ NOT_FOUND = _outcome("NOT_FOUND", 404, denial=True)
 DENIED = _outcome("DENIED", 403, denial=True)
 PAGE_NOT_FOUND = _outcome("PAGE_NOT_FOUND", 404, denial=True)
 QUEUE_HIDDEN = _outcome("QUEUE_HIDDEN", 404, denial=True)
+NO_SUCH_QUEUE = _outcome("NO_SUCH_QUEUE", 400, denial=True)
 REFUSED = _outcome("REFUSED", 400, denial=True)
 REFUSED_FORM = _outcome("REFUSED_FORM", 200, denial=True)  # the sign-in form shown again
 REFUSED_REDIRECT = _outcome("REFUSED_REDIRECT", 302, denial=True)
@@ -96,6 +101,8 @@ PUBLIC = everyone(OK, anonymous=OK)
 #: A manifest that changes alice's gang: hers, or an operator's; bob's as if it did not exist;
 #: vera, who sees the gang, is told she may not change it.
 CHANGES_ALICES = (LOGIN, CREATED, NOT_FOUND, DENIED, CREATED)
+#: Work put in alice's queue: hers and an operator's go in; to the others it does not exist.
+INTO_ALICES_QUEUE = (LOGIN, CREATED, NO_SUCH_QUEUE, NO_SUCH_QUEUE, CREATED)
 
 TABLE: list[Row] = [
     # The API (token authentication, JSON refusals).
@@ -113,6 +120,17 @@ TABLE: list[Row] = [
     row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="workload-priority-class"),
     row("api:manifests", "POST", *CHANGES_ALICES, case="others-podgroup"),
     row("api:manifests", "POST", *CHANGES_ALICES, case="others-pod"),
+    row("api:gangs", "POST", *INTO_ALICES_QUEUE, case="others-queue"),
+    # Dry runs: every answer the write's, and nothing written (a bad option: 400 naming dryRun).
+    row("api:gangs", "POST", *everyone(CREATED), case="dry-run-default"),
+    row("api:gangs", "POST", None, None, NOT_FOUND, REFUSED, REFUSED, case="dry-run-others-key"),
+    row("api:gangs", "POST", *INTO_ALICES_QUEUE, case="dry-run-others-queue"),
+    row("api:gangs", "POST", *everyone(REFUSED), case="dry-run-bad-option"),
+    row("api:manifests", "POST", *everyone(CREATED), case="dry-run-default"),
+    row("api:manifests", "POST", *OPERATORS_ONLY, CREATED, case="dry-run-node"),
+    row("api:manifests", "POST", *CHANGES_ALICES, case="dry-run-others-podgroup"),
+    row("api:manifests", "POST", *CHANGES_ALICES, case="dry-run-others-pod"),
+    row("api:manifests", "POST", *everyone(REFUSED), case="dry-run-bad-option"),
     row("api:events", "GET", *everyone(OK)),
     row("api:events", "GET", *everyone(OK), case="gang-filter"),
     row("api:events", "GET", *everyone(OK), case="actor-filter"),

@@ -92,6 +92,36 @@ def test_another_submitter_cannot_change_a_gang_or_pod_through_manifests(trainer
     assert snapshot() == before
 
 
+@pytest.mark.parametrize("manifest", BOBS_ATTEMPTS.values(), ids=BOBS_ATTEMPTS)
+def test_a_dry_run_on_another_submitters_gang_or_pod_is_the_same_not_found(trainer, as_bob, manifest):
+    """``?dryRun=All`` runs the same checks: bob learns no more from a dry run than from a write."""
+    before = snapshot()
+    real = as_bob.post(URL, manifest, content_type=YAML)
+    dry = as_bob.post(f"{URL}?dryRun=All", manifest, content_type=YAML)
+    assert (dry.status_code, dry.content) == (real.status_code, real.content) == (404, not_found_body(as_bob))
+    assert snapshot() == before
+
+
+def test_a_dry_run_on_another_submitters_key_or_pod_name_is_the_same_not_found(trainer, as_bob, as_vera):
+    gang = {"namespace": "team-a", "name": "trainer", "minMember": 1, "pods": [{"name": "x-0"}]}
+    taken_pod = {**gang, "name": "bobs", "pods": [{"name": "trainer-0"}]}
+    before = snapshot()
+    for body in (gang, taken_pod):
+        real = as_bob.post("/api/v1/gangs/", body, format="json")
+        dry = as_bob.post("/api/v1/gangs/?dryRun=All", body, format="json")
+        assert (
+            (dry.status_code, dry.content)
+            == (real.status_code, real.content)
+            == (404, not_found_body(as_bob))
+        )
+    # A viewer is told it exists, in a dry run as in a write.
+    real = as_vera.post("/api/v1/gangs/", gang, format="json")
+    dry = as_vera.post("/api/v1/gangs/?dryRun=All", gang, format="json")
+    assert (dry.status_code, dry.content) == (real.status_code, real.content)
+    assert "already exists" in dry.json()["errors"][0]["reason"]
+    assert snapshot() == before
+
+
 def test_a_refused_object_refuses_the_whole_body(trainer, as_bob):
     """bob's own PodGroup in the same body is not created either: all or nothing."""
     body = podgroup().replace("name: trainer", "name: bobs") + "---\n" + pod("bob-joins")
