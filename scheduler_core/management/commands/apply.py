@@ -1,24 +1,38 @@
 """Load manifests into the cluster, as ``kubectl apply -f`` does.
 
-    manage.py apply -f trainer.yaml [-f more/ ...] [-f -]
+    manage.py apply -f trainer.yaml [-f more/ ...] [-f -] [--dry-run=none|server]
 
 A directory loads its ``*.yaml``, ``*.yml`` and ``*.json`` files in name order; ``-`` reads
 standard input. Each file is applied in its own transaction: a refused file writes nothing, the
 command stops there and exits non-zero, naming the file, the field and the reason.
+
+``--dry-run=server`` applies every file the same way, each seeing the files before it, inside
+one transaction rolled back at the end (scheduler_core/db/dry_run.py): every check runs, the
+lines say what would be created with kubectl's ``(server dry run)`` after each, and nothing is
+written or triggered. ``client`` is refused: kubectl's client-side dry run stops before the
+server, and this command has no client side (it is the server, writing the database itself).
 """
 
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from scheduler_core.cluster import get_backend
+from scheduler_core.db.dry_run import SERVER_DRY_RUN, rolled_back
 from scheduler_core.declarations import ApplyResult, DeclarationError, documents_parse, manifests_apply
 
 SUFFIXES = (".yaml", ".yml", ".json")
+#: kubectl's values; ``client`` is refused (CLIENT_REFUSED says why).
+DRY_RUN_CHOICES = ("none", "server", "client")
+CLIENT_REFUSED = (
+    "--dry-run=client is not supported: this command has no client side to stop at (it is the "
+    "server, writing the database itself); --dry-run=server runs every check and writes nothing"
+)
 
 
 def manifest_files(targets: list[str]) -> list[Path | str]:
@@ -48,22 +62,32 @@ class Command(BaseCommand):
             "-f", "--filename", action="append", required=True, help="FILE, DIR or - (stdin); repeatable"
         )
         parser.add_argument("--submitter", default="", help="recorded on the gangs created")
+        parser.add_argument(
+            "--dry-run",
+            choices=DRY_RUN_CHOICES,
+            default="none",
+            help="server: run every check and print what would be created, writing nothing",
+        )
 
-    def handle(self, *args, filename: list[str], submitter: str, **options):
+    def handle(self, *args, filename: list[str], submitter: str, dry_run: str = "none", **options):
+        if dry_run == "client":
+            raise CommandError(CLIENT_REFUSED)
         try:
             get_backend()
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
-        for source in manifest_files(filename):
-            name = "<stdin>" if source == "-" else str(source)
-            data = sys.stdin.buffer.read() if source == "-" else source.read_bytes()
-            try:
-                result = self.load(data, submitter=submitter, name=name)
-            except DeclarationError as error:
-                where = f"{name}: {error.field}" if error.field else name
-                raise CommandError(f"{where}: {error.reason}") from None
-            for line in result.lines:
-                self.stdout.write(line)
+        files = manifest_files(filename)
+        with rolled_back() if dry_run == "server" else nullcontext():
+            for source in files:
+                name = "<stdin>" if source == "-" else str(source)
+                data = sys.stdin.buffer.read() if source == "-" else source.read_bytes()
+                try:
+                    result = self.load(data, submitter=submitter, name=name)
+                except DeclarationError as error:
+                    where = f"{name}: {error.field}" if error.field else name
+                    raise CommandError(f"{where}: {error.reason}") from None
+                for line in result.lines:
+                    self.stdout.write(f"{line} {SERVER_DRY_RUN}" if dry_run == "server" else line)
 
     def load(self, data: bytes, *, submitter: str, name: str) -> ApplyResult:
         """One file's objects, applied in one transaction (``name``: the file, for messages)."""
