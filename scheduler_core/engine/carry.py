@@ -91,7 +91,8 @@ class Carry:
         fresh = np.flatnonzero(old < 0)
         new_pods = [pods[i] for i in fresh.tolist()]
         column = last.column
-        distinct = {id(p.requests): p.requests for p in new_pods}
+        requests = list(map(attrgetter("requests"), new_pods))
+        distinct = dict(zip(map(id, requests), requests, strict=True))
         if any(name not in column for mapping in distinct.values() for name in mapping):
             return False  # a new resource: the columns change
         kept = np.flatnonzero(old >= 0)
@@ -106,10 +107,13 @@ class Carry:
         for name in _NODE_PART:
             setattr(state, name, getattr(last, name))
         if new_pods:
-            rows[fresh] = np.stack([state.vector_of(p.requests) for p in new_pods])
+            # One row per distinct requests mapping (members of a gang share one), then indexed.
+            code = {identity: i for i, identity in enumerate(distinct)}
+            index = np.fromiter(map(code.__getitem__, map(id, requests)), np.int64, len(requests))
+            rows[fresh] = np.stack([state.vector_of(mapping) for mapping in distinct.values()])[index]
+            named[fresh] = _names_of(distinct.values(), column)[index]
             where[fresh] = state.where_of(new_pods)
             pending[fresh] = pending_of(new_pods)
-            named[fresh] = _names(new_pods, column)
         if not (self._node_named | named.any(axis=0)).all():
             return False  # a resource no pod or node names any more: the columns change
         for array in (rows, where, pending):
@@ -152,16 +156,19 @@ class Carry:
 
 def _names(pods: Sequence[Pod], column: dict[str, int]) -> np.ndarray:
     """Per pod, which of the columns its requests mapping names (an amount of 0 included)."""
-    by_mapping: dict[int, np.ndarray] = {}
-    requests = list(map(attrgetter("requests"), pods))
-    for mapping in requests:
-        if id(mapping) not in by_mapping:
-            row = np.zeros(len(column), bool)
-            for name in mapping:
-                row[column[name]] = True
-            by_mapping[id(mapping)] = row
-    if not requests:
+    if not pods:
         return np.zeros((0, len(column)), bool)
-    code = {identity: i for i, identity in enumerate(by_mapping)}
-    table = np.stack(list(by_mapping.values()))
-    return table[np.fromiter((code[id(m)] for m in requests), np.int64, len(requests))]
+    requests = list(map(attrgetter("requests"), pods))
+    distinct = dict(zip(map(id, requests), requests, strict=True))
+    code = {identity: i for i, identity in enumerate(distinct)}
+    index = np.fromiter(map(code.__getitem__, map(id, requests)), np.int64, len(requests))
+    return _names_of(distinct.values(), column)[index]
+
+
+def _names_of(mappings, column: dict[str, int]) -> np.ndarray:
+    """Per mapping, which of the columns it names."""
+    table = np.zeros((len(mappings), len(column)), bool)
+    for row, mapping in zip(table, mappings, strict=True):
+        for name in mapping:
+            row[column[name]] = True
+    return table

@@ -72,6 +72,10 @@ def choose(
     capped = counts[candidates]  # each below need: no node takes the whole gang
     room = free[candidates, dominant] - capped * request[dominant]
     left = room / np.maximum(alloc[candidates, dominant], 1)
+    if candidates.size > need:
+        # At most ``need`` nodes are taken (each takes a copy or more): only the ``need`` first
+        # are ranked, found in linear time, with every node tied with the last of them.
+        candidates, capped, left = _first(candidates, capped, left, need)
     ranked = np.lexsort((candidates, left, -capped))
     order = candidates[ranked]
     cumulative = np.cumsum(capped[ranked])
@@ -82,6 +86,21 @@ def choose(
     if excess > 0:
         takes[chosen[-1]] -= excess
     return takes
+
+
+def _first(
+    candidates: np.ndarray, capped: np.ndarray, left: np.ndarray, need: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates that can be among the first ``need`` by (most copies, fullest, index).
+
+    ``left`` scaled into (-1/2, 1/2) and less ``capped`` orders the nodes as copies then fullness
+    do, and a partition on it finds the ``need`` first. Rounding can only make two keys equal,
+    never swap them, so every node whose key equals the last one kept is kept too; the exact
+    ranking with the index is then done on these few."""
+    key = left * (0.5 / (float(np.abs(left).max()) + 1.0)) - capped
+    last = np.partition(key, need - 1)[need - 1]
+    keep = np.flatnonzero(key <= last)
+    return candidates[keep], capped[keep], left[keep]
 
 
 def _spread(

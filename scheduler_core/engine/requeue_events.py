@@ -142,8 +142,21 @@ class PodIndex:
 
     def __init__(self, pods: Sequence[Pod]) -> None:
         self.pods = pods  # held: the ids stay those of these objects
-        self.ids = np.fromiter(map(id, pods), np.int64, len(pods))
-        self.sorted = np.sort(self.ids)
+        self._ids: np.ndarray | None = None
+        self._sorted: np.ndarray | None = None
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Built on first use: a cycle with no unit parked compares no snapshots."""
+        if self._ids is None:
+            self._ids = np.fromiter(map(id, self.pods), np.int64, len(self.pods))
+        return self._ids
+
+    @property
+    def sorted(self) -> np.ndarray:
+        if self._sorted is None:
+            self._sorted = np.sort(self.ids)
+        return self._sorted
 
     def holds(self, ids: np.ndarray) -> np.ndarray:
         """Per id, whether one of these pods has it."""

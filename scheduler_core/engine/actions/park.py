@@ -48,6 +48,11 @@ class Parking:
             book.clear()  # the last cycle raised before it closed the book: start afresh
         book.open = True
         pods = PodIndex(session.snapshot.pods)
+        if not book.entries:
+            # Nothing parked: what changed since the last cycle can wake nobody. Units that
+            # fail in this cycle are parked from now on, so only later changes matter to them.
+            book.pods = pods
+            return cls(session, book)
         found = changes(book.snapshot, session.snapshot, session.config, book.config, (book.pods, pods))
         book.pods = pods
         if found.everyone:

@@ -1,8 +1,11 @@
-"""``whole_fit`` finds the node bin-packing's ``choose`` gives every copy to, by comparisons.
+"""Bin-packing's shortcuts decide as the plain computation does.
 
-The engine asks ``whole_fit`` before counting copies per node (``session.py``); when it answers,
+``whole_fit`` finds the node bin-packing's ``choose`` gives every copy to, by comparisons. The
+engine asks ``whole_fit`` before counting copies per node (``session.py``); when it answers,
 the count and ranking over every node are skipped, so its answer must be ``choose``'s own: the
 same node, or -1 exactly when ``choose`` spreads the copies over several nodes (or none).
+When no node takes every copy, ``choose`` ranks only the nodes that can be among the first
+``need``; its choice must be the one a full sort of every candidate gives.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ def clusters(draw):
     )
     request = np.array(draw(st.tuples(*[st.integers(0, 4)] * 3)), np.int64)
     mask = np.array(draw(st.lists(st.booleans(), min_size=nodes, max_size=nodes)))
-    need = draw(st.integers(1, 6))
+    need = draw(st.integers(1, 12))
     subset = draw(st.booleans())
     return alloc, alloc - used, request, mask, need, subset
 
@@ -57,3 +60,42 @@ def test_the_fullest_node_wins_and_the_lowest_index_among_equals() -> None:
     mask[1] = False
     assert whole_fit(free, alloc, request, 2, mask, scale) == 2
     assert whole_fit(free, alloc, request, 7, mask, scale) == -1
+
+
+def full_sort_choice(counts, need, free, alloc, request, scale) -> np.ndarray:
+    """Bin-packing over several nodes, every candidate ranked: (most copies, fullest, index)."""
+    takes = np.zeros(counts.shape[0], np.int64)
+    dominant = int(np.argmax(request / scale))
+    candidates = np.flatnonzero(counts)
+    capped = np.minimum(counts[candidates], need)
+    room = free[candidates, dominant] - capped * request[dominant]
+    left = room / np.maximum(alloc[candidates, dominant], 1)
+    given = 0
+    for position in np.lexsort((candidates, left, -capped)):
+        node = candidates[position]
+        takes[node] = min(capped[position], need - given)
+        given += takes[node]
+        if given == need:
+            break
+    return takes
+
+
+@settings(max_examples=400, deadline=None)
+@given(clusters())
+def test_copies_over_several_nodes_go_where_a_full_sort_puts_them(cluster) -> None:
+    alloc, free, request, mask, need, _subset = cluster
+    scale = np.maximum(alloc.max(axis=0), 1)
+    counts = fit_counts(free, request, mask)
+    if (counts >= need).any():
+        return  # one node takes every copy: the case above
+    takes = choose(counts, need, free, alloc, request, Placement.BINPACK, scale)
+    assert (takes == full_sort_choice(counts, need, free, alloc, request, scale)).all()
+
+
+def test_ties_in_copies_and_fullness_go_to_the_lowest_index() -> None:
+    alloc = np.full((6, 1), 10, np.int64)
+    free = np.array([[3], [5], [3], [5], [3], [5]], np.int64)
+    request = np.array([1], np.int64)
+    counts = fit_counts(free, request)
+    takes = choose(counts, 7, free, alloc, request, Placement.BINPACK, np.array([10]))
+    assert takes.tolist() == [0, 5, 0, 2, 0, 0]
