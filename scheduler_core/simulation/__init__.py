@@ -21,6 +21,8 @@ from .policies import (
     get_policies,
 )
 from .replay import ReplayOptions, replay
+from .runtime_view import MODES as RUNTIME_MODES
+from .runtime_view import RuntimeModeError, check_runtimes
 from .tenants import DEFAULT_QUEUES, QueueSpecError, QueueTree, parse_queues
 from .topology_rule import MODES as TOPOLOGY_MODES
 from .topology_rule import TopologyModeError, check_mode
@@ -40,12 +42,15 @@ __all__ = [
     "Policy",
     "QueueSpecError",
     "QueueTree",
+    "RUNTIME_MODES",
     "ReplayOptions",
+    "RuntimeModeError",
     "Trace",
     "TopologyModeError",
     "TraceError",
     "UnknownPolicy",
     "check_mode",
+    "check_runtimes",
     "compare",
     "get_policies",
     "load_cluster",

@@ -67,11 +67,12 @@ class Bounds:
         if (self.forced or job.gang.mode) != GangMode.STRICT:
             return False
         durations = self.seen.setdefault((shape, job.min_workers), [])
+        seen = job.seen.seconds  # the duration the engine is told, by which it backfills
         if self.by_duration:
-            earlier = bisect.bisect_right(durations, job.duration)
-            bisect.insort(durations, job.duration)
+            earlier = bisect.bisect_right(durations, seen)
+            bisect.insort(durations, seen)
         else:
             earlier = len(durations)
-            durations.append(job.duration)
+            durations.append(seen)
         quorum = permit_quorum(job.min_workers, self.hold) if self.hold > 0 else job.min_workers
         return earlier >= copies // quorum

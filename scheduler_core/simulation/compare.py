@@ -47,6 +47,7 @@ class Comparison:
             "nodes": len(self.cluster.nodes),
             "tick_s": self.options.tick,
             "queue_window": self.options.queue_window,
+            "runtimes": self.options.runtimes,
             **({"queues": self.options.queues.spec} if self.options.queues is not None else {}),
             "topology": {
                 "levels": list(LEVELS),

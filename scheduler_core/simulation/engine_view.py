@@ -97,6 +97,7 @@ class EngineView:
                 if room == 0:
                     break
                 wants_head = False
+        self.window = chosen[len(self.running) :]  # the pending jobs shown, in queue order
         chosen.extend(self.jobs[index] for index in sorted(self.holding))
         pods: list[Pod] = []
         offsets: dict[int, tuple[int, int, int]] = {}

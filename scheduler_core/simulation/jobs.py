@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_core.engine.model import Gang, Pod
+from scheduler_core.engine.runtimes import Estimate
 
 NAMESPACE = "sim"
 
@@ -22,7 +23,7 @@ class Job:
     pods: list[Pod]
     request: np.ndarray  # per resource of the replay
     min_workers: int
-    duration: float
+    duration: float  # the truth: when it ends once started (the engine is told ``seen``)
     priority: int
     order: tuple  # queue order among pending jobs
     start: float | None = None
@@ -33,6 +34,8 @@ class Job:
     merged: int = 0  # how many pods at the front of ``view`` stand for bound pods
     hold_since: float | None = None  # permit timeout: when its pods began waiting at Permit
     queue: int = -1  # its queue in the replay's ``QueueBook``, when the replay has queues
+    seen: Estimate | None = None  # the duration its pods carry: what the engine is told now
+    at_start: Estimate | None = None  # ``seen`` when it started (what overrun enlarges)
 
     def set_pods(self, pods: list[Pod]) -> None:
         """Its pods after a cycle, with the counts of those bound and held."""

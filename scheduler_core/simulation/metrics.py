@@ -29,6 +29,9 @@ Definitions (docs/trace-replay.md repeats them):
   node) and for eligible gangs (those ``gangsched-topology`` constrains), how many started, per
   level (block, rack) the share inside one domain and the average number of domains spanned, and
   their avg and p95 wait; for eligible gangs the same per size (``by_size``, the sizes above).
+* ``runtimes`` (``runtime_view.py``): the ``--runtimes`` mode, how many starts each estimate
+  source gave, and estimate / runtime over the jobs that ended; ``head_guarantee``
+  (``head_book.py``): whether the head started when the plan promised, for a RESERVE policy.
 """
 
 from __future__ import annotations
@@ -89,6 +92,10 @@ def summarise(replay: Replay) -> dict:
         summary.update(_by_queue(replay, started))
     if replay.topology is not None:
         summary["topology"] = _by_topology(replay)
+    if replay.runtimes is not None:
+        summary["runtimes"] = replay.runtimes
+    if replay.heads is not None:
+        summary["head_guarantee"] = replay.heads
     return summary
 
 

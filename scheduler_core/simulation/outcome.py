@@ -18,6 +18,13 @@ class Timeline:
     useful: list[np.ndarray] = field(default_factory=list)  # per resource, of running jobs
     held: list[np.ndarray] = field(default_factory=list)  # per resource, of jobs not running
 
+    def record(self, tick: float, queued: int, running: int, useful: np.ndarray, held: np.ndarray) -> None:
+        self.times.append(tick)
+        self.queued.append(queued)
+        self.running.append(running)
+        self.useful.append(useful.copy())
+        self.held.append(held.copy())
+
 
 @dataclass
 class Replay:
@@ -48,6 +55,10 @@ class Replay:
     queues: dict | None = None
     # ``TopologyBook.summary()``: where gangs landed, by rack and block.
     topology: dict | None = None
+    # ``RuntimeView.summary()`` (the --runtimes mode, sources and accuracy of the estimates) and
+    # ``HeadBook.summary()`` (the head's guarantee; None where it is not measured).
+    runtimes: dict | None = None
+    heads: dict | None = None
 
 
 def main_resource(resources: tuple[str, ...]) -> str:

@@ -33,8 +33,6 @@ import dataclasses
 import heapq
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,33 +48,17 @@ from .outcome import Replay, Timeline, job_demand
 from .policies import Policy
 from .queue_book import QueueBook
 from .reclaim_due import ReclaimDue
-from .tenants import DEFAULT_QUEUES, QueueTree, assign, parse_queues
+from .replay_options import ReplayOptions
+from .runtime_updates import RuntimeUpdates
+from .tenants import DEFAULT_QUEUES, assign, parse_queues
 from .topology_book import TopologyBook
 from .topology_rule import TopologyRule
 from .traces import Trace
 
-DEFAULT_TIME_CAP_S = 30 * 24 * 3600.0  # after the last submission
 _RERUN = {TransitionKind.DEADLOCK_BROKEN, TransitionKind.PREEMPTED}
 
 
-@dataclass
-class ReplayOptions:
-    tick: float = 1.0
-    queue_window: int = 256
-    time_cap: float = DEFAULT_TIME_CAP_S  # virtual seconds after the last submission
-    max_cycles_per_tick: int = 8
-    # Leave out of a cycle the jobs it is certain to fail (see _Loop._view): no decision changes,
-    # a test replays with and without; off only to check that.
-    skip_certain_failures: bool = True
-    # The queue tree (tenants.py): jobs are given tenants, every policy is measured per queue, and
-    # the policies that schedule by queues see it. None: the default tree for those policies only.
-    queues: QueueTree | None = None
-    # The constraint a topology policy gives gangs that may span nodes (topology_rule.py).
-    topology: str = "preferred"
-    progress: Callable[[float], None] | None = None  # fraction of the trace's jobs ended
-
-
-class _Loop(EngineView):
+class _Loop(EngineView, RuntimeUpdates):
     def __init__(self, trace: Trace, cluster: Cluster, policy: Policy, options: ReplayOptions) -> None:
         tree = options.queues or (parse_queues(DEFAULT_QUEUES) if policy.queues else None)
         self.trace = trace = assign(trace, tree) if tree is not None else trace
@@ -138,6 +120,7 @@ class _Loop(EngineView):
         self._merged_requests: dict[tuple, dict[str, int]] = {}
         self.incomplete: set[int] = set()  # running jobs with members beyond min_workers to place
         self.width = max(len(str(count - 1)), 1)
+        self._runtimes_open(options.runtimes)
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -166,6 +149,7 @@ class _Loop(EngineView):
         for job in self.jobs.values():
             if job.start is None and job.held > 0:
                 deadlocked[job.index] = True
+        runtimes, heads = self._runtimes_summary()
         return Replay(
             policy=self.policy.name,
             resources=self.resources,
@@ -189,6 +173,8 @@ class _Loop(EngineView):
             queues=self.book.summary(end, trace=self.trace) if self.book is not None else None,
             overtake_limit_s=self.config.overtake_limit_s,
             topology=self.spans.summary(),
+            runtimes=runtimes,
+            heads=heads,
         )
 
     def _next_event_time(self) -> float | None:
@@ -274,6 +260,7 @@ class _Loop(EngineView):
             topology=self.rule.constraint(request, spec.workers) if self.policy.topology else None,
         )
         requests = dict(spec.requests)  # one mapping shared by the gang's pods (engine caches by it)
+        seen = self.runtimes.pending(index)  # what the engine is told (oracle: spec.duration)
         digits = len(str(spec.workers - 1))
         pods = [
             Pod(
@@ -283,7 +270,7 @@ class _Loop(EngineView):
                 priority=spec.priority,
                 created=spec.submit,
                 gang=gang.key,
-                duration=spec.duration,
+                duration=seen.seconds,
             )
             for i in range(spec.workers)
         ]
@@ -296,6 +283,7 @@ class _Loop(EngineView):
             spec.duration,
             spec.priority,
             self._order(spec.priority, spec.submit, pods, index),
+            seen=seen,
         )
         if self.book is not None:
             job.queue = self.book.index(spec.queue)
@@ -303,6 +291,7 @@ class _Loop(EngineView):
         self.jobs[index] = job
         self.by_gang[gang.key] = job
         bisect.insort(self.pending, job.order)
+        self._waits(job)
         return job
 
     def _order(self, priority: int, created: float, pods: list[Pod], index: int) -> tuple:
@@ -329,6 +318,7 @@ class _Loop(EngineView):
         del self.jobs[job.index]
         del self.by_gang[job.gang.key]
         self.finished += 1
+        self._learn(job, when)
         if self.options.progress is not None and self.finished % 100 == 0:
             self.options.progress(self.finished / len(self.submit))
 
@@ -352,12 +342,16 @@ class _Loop(EngineView):
         for _ in range(self.options.max_cycles_per_tick):
             if not self.pending and not self.incomplete:
                 return  # nothing waits: a cycle would place nothing
+            self._overrun_due(tick)
             snapshot, offsets, truncated = self._view()
+            self.began_now = []
             started = time.perf_counter()
             result = run_cycle(snapshot, tick, self.config)
             self.cycle_seconds.append(time.perf_counter() - started)
             self.cycles += 1
             began = self._apply(snapshot, result, offsets, tick)
+            if self.heads is not None:
+                self.heads.cycle(tick, self.window, self.began_now)
             if truncated and began:
                 self.wake = tick + self.options.tick
             rerun = result.evictions or result.releases or any(t.kind in _RERUN for t in result.transitions)
@@ -369,7 +363,8 @@ class _Loop(EngineView):
         self.start[job.index] = tick
         self.pending.pop(bisect.bisect_left(self.pending, job.order))
         self.running[job.index] = job
-        heapq.heappush(self.ends, (tick + job.duration, job.index, job.epoch))
+        heapq.heappush(self.ends, (tick + job.duration, job.index, job.epoch))  # the truth
+        self._runs(job, tick)
         where = [self.node_index[pod.node] for pod in job.pods if pod.node is not None]
         self.spans.start(job.index, where, self.rule.eligible(job.request, len(job.pods)))
 
@@ -380,15 +375,11 @@ class _Loop(EngineView):
         self.start[job.index] = np.nan
         self.preemptions += 1
         del self.running[job.index]
+        self._rewaits(job)
         bisect.insort(self.pending, job.order)
 
     def _record(self, tick: float) -> None:
-        timeline = self.timeline
-        timeline.times.append(tick)
-        timeline.queued.append(len(self.pending))
-        timeline.running.append(len(self.running))
-        timeline.useful.append(self.useful.copy())
-        timeline.held.append(self.held.copy())
+        self.timeline.record(tick, len(self.pending), len(self.running), self.useful, self.held)
         if self.book is not None:
             self.book.record(tick)
 

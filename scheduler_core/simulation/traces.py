@@ -11,7 +11,9 @@ The gangsched CSV (``bench/make_trace.py`` writes it; any spreadsheet can)::
 
 ``cpu``, ``memory`` and ``gpu`` are per worker, in Kubernetes quantities (``500m``, ``64Gi``);
 ``duration_s`` is the job's run time once its gang has started; ``priority`` and ``queue`` may be
-empty (0 and ``default``).
+empty (0 and ``default``). An optional last column ``user`` names the submitter (empty: none
+named), whose finished jobs a replay without an oracle learns runtimes from (``runtime_view.py``).
+A Tiresias trace may carry a ``user`` column too; without one, its ``model_name`` stands in.
 """
 
 from __future__ import annotations
@@ -38,7 +40,13 @@ GANGSCHED_COLUMNS = (
     "priority",
     "queue",
 )
+#: The optional last column of the gangsched CSV (and an optional one of a Tiresias trace).
+USER_COLUMN = "user"
 TIRESIAS_COLUMNS = ("job_id", "num_gpu", "submit_time", "duration")
+TIRESIAS_MODEL = "model_name"
+#: A submitter's name: no spaces or control characters, at most this long (a Kubernetes
+#: user name, an e-mail address or an id all fit).
+USER_MAX = 253
 #: A Tiresias worker is one GPU; it gets that GPU's share of an n32g4 node (40 CPUs, 256 GB, 4 GPUs),
 #: so CPU and memory never bind before GPUs do, as on the cluster the trace was measured on.
 TIRESIAS_WORKER = {"cpu": 10_000, "memory": 64 * 2**30, GPU: 1}
@@ -57,6 +65,8 @@ class Job:
     requests: Mapping[str, int]  # per worker, canonical integers (engine/quantity.py)
     priority: int = 0
     queue: str = "default"
+    user: str | None = None  # the submitter the trace names; None: none named
+    kind: str | None = None  # what the job runs, where the trace says (Tiresias' model_name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +106,7 @@ def parse_trace(text: str, name: str = "trace") -> Trace:
     if not rows or not any(cell.strip() for cell in rows[0]):
         raise TraceError(name, [(1, "empty file: expected a header row")])
     header = [cell.strip() for cell in rows[0]]
-    if tuple(header) == GANGSCHED_COLUMNS:
+    if tuple(header) in (GANGSCHED_COLUMNS, (*GANGSCHED_COLUMNS, USER_COLUMN)):
         reader, fmt = _gangsched_job, "gangsched"
     elif all(column in header for column in TIRESIAS_COLUMNS):
         reader, fmt = _tiresias_job, "tiresias"
@@ -167,6 +177,7 @@ def _gangsched_job(row: dict[str, str]) -> Job:
         requests=requests,
         priority=_integer(row, "priority", default=0),
         queue=row["queue"] or "default",
+        user=_user(row),
     )
 
 
@@ -179,7 +190,21 @@ def _tiresias_job(row: dict[str, str]) -> Job:
         min_workers=gpus,
         duration=_number(row, "duration", minimum=0.0, strict=True),
         requests=TIRESIAS_WORKER,
+        user=_user(row) or row.get(TIRESIAS_MODEL) or None,
+        kind=row.get(TIRESIAS_MODEL) or None,
     )
+
+
+def _user(row: dict[str, str]) -> str | None:
+    """The ``user`` cell: empty or absent is no submitter named."""
+    text = row.get(USER_COLUMN, "")
+    if not text:
+        return None
+    if len(text) > USER_MAX:
+        raise _RowError(f"user is {len(text)} characters long, at most {USER_MAX}")
+    if any(char.isspace() or not char.isprintable() for char in text):
+        raise _RowError(f"user {text!r} has a space or a control character")
+    return text
 
 
 def _job_id(row: dict[str, str]) -> str:
@@ -215,24 +240,25 @@ def _number(row: dict[str, str], column: str, minimum: float, strict: bool = Fal
 
 
 def write_gangsched_csv(jobs: list[Job], out: io.TextIOBase) -> None:
-    """The gangsched CSV of ``jobs`` (cpu in milli-CPU, memory in bytes, as exact quantities)."""
+    """The gangsched CSV of ``jobs`` (cpu in milli-CPU, memory in bytes, as exact quantities); the
+    ``user`` column only when some job names a submitter."""
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(GANGSCHED_COLUMNS)
+    users = any(job.user is not None for job in jobs)
+    writer.writerow((*GANGSCHED_COLUMNS, USER_COLUMN) if users else GANGSCHED_COLUMNS)
     for job in jobs:
-        writer.writerow(
-            [
-                job.id,
-                _seconds(job.submit),
-                job.workers,
-                job.min_workers,
-                _seconds(job.duration),
-                f"{job.requests.get('cpu', 0)}m",
-                job.requests.get("memory", 0),
-                job.requests.get(GPU, 0),
-                job.priority,
-                job.queue,
-            ]
-        )
+        row = [
+            job.id,
+            _seconds(job.submit),
+            job.workers,
+            job.min_workers,
+            _seconds(job.duration),
+            f"{job.requests.get('cpu', 0)}m",
+            job.requests.get("memory", 0),
+            job.requests.get(GPU, 0),
+            job.priority,
+            job.queue,
+        ]
+        writer.writerow([*row, job.user or ""] if users else row)
 
 
 def _seconds(value: float) -> str:

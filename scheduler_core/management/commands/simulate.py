@@ -12,13 +12,16 @@ from scheduler_core.simulation import (
     DEFAULT_POLICIES,
     DEFAULT_QUEUES,
     POLICIES,
+    RUNTIME_MODES,
     ClusterSpecError,
     QueueSpecError,
     ReplayOptions,
+    RuntimeModeError,
     TopologyModeError,
     TraceError,
     UnknownPolicy,
     check_mode,
+    check_runtimes,
     compare,
     get_policies,
     load_cluster,
@@ -63,6 +66,14 @@ class Command(BaseCommand):
             "rack, else one block, else anywhere; the default) or required (inside the narrowest "
             "level that can hold it)",
         )
+        parser.add_argument(
+            "--runtimes",
+            default="oracle",
+            metavar="MODE",
+            help=f"what the engine is told of runtimes: {', '.join(RUNTIME_MODES)} (oracle: the trace's "
+            "exact ones, the default; limit: a user's limit, runtime x U[1, 10]; learned: the submitter's "
+            "last two runs of the same job, else the limit; see docs/forecasts.md)",
+        )
         parser.add_argument("--out", required=True, help="directory for results.json and the PNGs")
         parser.add_argument("--processes", type=int, default=2, help="policies replayed in parallel")
         parser.add_argument("--tick", type=float, default=1.0, help="scheduling cycle interval, virtual s")
@@ -93,9 +104,17 @@ class Command(BaseCommand):
             policies = get_policies(options["policies"] or list(DEFAULT_POLICIES))
             queues = parse_queues(options["queues"]) if options["queues"] is not None else None
             check_mode(options["topology"])
+            check_runtimes(options["runtimes"])
             if options["overtake_limit"] is not None:
                 policies = with_overtake_limit(policies, options["overtake_limit"])
-        except (TraceError, ClusterSpecError, UnknownPolicy, QueueSpecError, TopologyModeError) as error:
+        except (
+            TraceError,
+            ClusterSpecError,
+            UnknownPolicy,
+            QueueSpecError,
+            TopologyModeError,
+            RuntimeModeError,
+        ) as error:
             raise CommandError(str(error)) from error
         replay_options = ReplayOptions(
             tick=options["tick"],
@@ -103,6 +122,7 @@ class Command(BaseCommand):
             time_cap=options["time_cap"],
             queues=queues,
             topology=options["topology"],
+            runtimes=options["runtimes"],
         )
         try:
             comparison = compare(trace, cluster, policies, replay_options, processes=options["processes"])
@@ -125,6 +145,7 @@ def format_table(results: dict) -> str:
         ("GPU util", lambda m: f"{m['utilization'].get('nvidia.com/gpu', 0):.1%}"),
         ("GPU waste (h)", lambda m: _num(m["waste_resource_hours"].get("nvidia.com/gpu", 0))),
         ("deadlocked", lambda m: str(m["deadlocked_jobs"])),
+        ("head late / started as head", _head),
         ("scheduler (s)", lambda m: _num(m["scheduler_seconds"])),
     ]
     names = list(results["policies"])
@@ -181,6 +202,13 @@ def _spread(metrics: dict, path: tuple[str, ...], level: str) -> str:
 
 def _group_wait(figures: dict) -> str:
     return f"{_num(figures.get('avg_wait_s'))} / {_num(figures.get('p95_wait_s'))}"
+
+
+def _head(metrics: dict) -> str:
+    figures = metrics.get("head_guarantee")
+    if figures is None:
+        return "-"
+    return f"{figures['late']} / {figures['started_as_head']} (max {_num(figures['late_max_s'])} s)"
 
 
 def _num(value, digits: int = 1) -> str:
