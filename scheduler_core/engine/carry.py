@@ -27,7 +27,7 @@ import numpy as np
 from .filters import NodeFilter
 from .model import Node, Pod, Snapshot
 from .requeue import RequeueBook
-from .state import NARROW_FROM, ClusterState, pending_of
+from .state import NARROW_FROM, ClusterState, pending_of, reserved_of
 
 #: Node-side attributes of a ClusterState that depend only on the nodes and the resources.
 _NODE_PART = (
@@ -85,9 +85,11 @@ class Carry:
         if last is None or not self.same_nodes(snapshot.nodes):
             return False
         pods = snapshot.pods
-        if len(last._keep_alive) > max(_MAPPINGS_FLOOR, _MAPPINGS_PER_POD * len(pods)):
+        most = max(_MAPPINGS_FLOOR, _MAPPINGS_PER_POD * len(pods))
+        if len(last._keep_alive) > most or len(last.gang_codes) > most:
             return False
-        old = self._match(pods)
+        ids = np.fromiter(map(id, pods), np.int64, len(pods))
+        old = self._match(ids)
         fresh = np.flatnonzero(old < 0)
         new_pods = [pods[i] for i in fresh.tolist()]
         column = last.column
@@ -104,6 +106,11 @@ class Carry:
         where[kept] = last.pod_where[old[kept]]
         pending = np.zeros(len(pods), bool)
         pending[kept] = last.pod_pending[old[kept]]
+        gang = np.zeros(len(pods), np.int64)
+        gang[kept] = last.pod_gang[old[kept]]
+        reserved = np.zeros(len(pods), bool)
+        reserved[kept] = last.pod_reserved[old[kept]]
+        state.gang_codes = last.gang_codes
         for name in _NODE_PART:
             setattr(state, name, getattr(last, name))
         if new_pods:
@@ -114,12 +121,15 @@ class Carry:
             named[fresh] = _names_of(distinct.values(), column)[index]
             where[fresh] = state.where_of(new_pods)
             pending[fresh] = pending_of(new_pods)
+            gang[fresh] = state.gang_codes.of(new_pods)
+            reserved[fresh] = reserved_of(new_pods)
         if not (self._node_named | named.any(axis=0)).all():
             return False  # a resource no pod or node names any more: the columns change
-        for array in (rows, where, pending):
+        for array in (rows, where, pending, gang, reserved):
             array.flags.writeable = False
         state.pod_rows, state.pod_where, state.pod_pending = rows, where, pending
-        self._remember(state, snapshot, named)
+        state.pod_gang, state.pod_reserved = gang, reserved
+        self._remember(state, snapshot, named, ids)
         self.restored += 1
         return True
 
@@ -135,21 +145,25 @@ class Carry:
                 self._node_named[state.column[name]] = True
         self.rebuilt += 1
 
-    def _remember(self, state: ClusterState, snapshot: Snapshot, named: np.ndarray) -> None:
+    def _remember(
+        self, state: ClusterState, snapshot: Snapshot, named: np.ndarray, ids: np.ndarray | None = None
+    ) -> None:
         self._state = state
         self.nodes = tuple(snapshot.nodes)
         self._pods = snapshot.pods
-        ids = np.fromiter(map(id, snapshot.pods), np.int64, len(snapshot.pods))
+        if ids is None:
+            ids = np.fromiter(map(id, snapshot.pods), np.int64, len(snapshot.pods))
         self._order = np.argsort(ids, kind="stable")
         self._sorted_ids = ids[self._order]
         self._named = named
+        # The requeue book compares snapshots by the same ids (``requeue_events.PodIndex``).
+        state.pod_ids = (ids, self._sorted_ids)
 
-    def _match(self, pods: Sequence[Pod]) -> np.ndarray:
-        """For each pod, its position in the last snapshot if it is the same object, else -1."""
-        ids = np.fromiter(map(id, pods), np.int64, len(pods))
+    def _match(self, ids: np.ndarray) -> np.ndarray:
+        """For each pod (by id), its position in the last snapshot if it is the same object, else -1."""
         known = self._sorted_ids
         if not known.size:
-            return np.full(len(pods), -1, np.int64)
+            return np.full(len(ids), -1, np.int64)
         at = np.minimum(np.searchsorted(known, ids), known.size - 1)
         return np.where(known[at] == ids, self._order[at], -1)
 

@@ -140,10 +140,10 @@ class PodIndex:
     """A snapshot's pods with their ids sorted, to find the same objects in the next snapshot
     with two sorted searches instead of a set of every pod."""
 
-    def __init__(self, pods: Sequence[Pod]) -> None:
+    def __init__(self, pods: Sequence[Pod], ids: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.pods = pods  # held: the ids stay those of these objects
-        self._ids: np.ndarray | None = None
-        self._sorted: np.ndarray | None = None
+        # The ids and sorted ids, when the carry has them already (``ClusterState.pod_ids``).
+        self._ids, self._sorted = ids if ids is not None else (None, None)
 
     @property
     def ids(self) -> np.ndarray:

@@ -17,9 +17,10 @@ from .config import EngineConfig
 from .decisions import CycleResult
 from .filters import NodeFilter, constraint_key
 from .ledger import Ledger
+from .members import GangMembers
 from .model import Gang, GangMode, Placement, Pod, Snapshot
 from .placement import choose, fit_counts, whole_fit
-from .queue import Unit, build_units, pods_by_gang
+from .queue import Unit, build_units
 from .state import ClusterState
 
 
@@ -36,15 +37,15 @@ class Session:
         # without a carry: every unit is tried.
         self.requeue = carry.requeue if carry is not None else None
         self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
-        self.members: dict[str, list[Pod]] = pods_by_gang(snapshot)
+        self.members = GangMembers(snapshot.pods, self.state.pod_gang, self.state.gang_codes)
         self.pending: list[Pod] = self.state.pending_pods()  # in snapshot order
         self.result = CycleResult()
         # Reservations changed during the cycle: pod key -> node name (None: released).
         self.reserved: dict[str, str | None] = {}
         # Gangs that hold or held a reservation in this cycle: the others skip the lookups.
-        self.holders: set[str] = {
-            pod.gang for pod in snapshot.pods if pod.reserved_node is not None and pod.gang is not None
-        }
+        holding = np.unique(self.state.pod_gang[self.state.pod_reserved])
+        keys = self.state.gang_codes.keys
+        self.holders: set[str] = {keys[code] for code in holding[holding >= 0].tolist()}
         self.bound_at: dict[str, int] = {}  # pods bound in this cycle -> node index
         self.evicted: set[str] = set()
         self.units: list[Unit] = []

@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .members import GangCodes
 from .model import Pod, Snapshot
 
 #: Nodes per block of the free-capacity summary (``ClusterState._room``).
@@ -46,6 +47,7 @@ class ClusterState:
 
     def __init__(self, snapshot: Snapshot, carry: Memory | None = None) -> None:
         self.pods = snapshot.pods
+        self.pod_ids: tuple[np.ndarray, np.ndarray] | None = None  # the pods' ids, sorted too (carry)
         # The node and pod parts come from the previous cycle's state when a carry holds one
         # that still describes this snapshot (``carry.py``), else they are built here.
         if carry is None or not carry.restore(self, snapshot):
@@ -103,7 +105,10 @@ class ClusterState:
         self.pod_rows = table[np.fromiter(map(code.__getitem__, identities), np.int64, len(pods))]
         self.pod_where = self.where_of(pods)
         self.pod_pending = pending_of(pods)
-        for array in (self.pod_rows, self.pod_where, self.pod_pending):
+        self.gang_codes = GangCodes()  # per pod, its gang's code (``members.py``)
+        self.pod_gang = self.gang_codes.of(pods)
+        self.pod_reserved = reserved_of(pods)
+        for array in (self.pod_rows, self.pod_where, self.pod_pending, self.pod_gang, self.pod_reserved):
             array.flags.writeable = False
 
     def where_of(self, pods: Sequence[Pod]) -> np.ndarray:
@@ -383,6 +388,11 @@ class ClusterState:
     def describe(self, row: np.ndarray) -> dict[str, int]:
         """A request row back as {resource: amount}, without the implicit pod count."""
         return {name: int(row[i]) for i, name in enumerate(self.resources) if row[i] and name != "pods"}
+
+
+def reserved_of(pods: Sequence[Pod]) -> np.ndarray:
+    """Per pod, whether it holds a reservation (``Pod.reserved_node`` set), as a bool array."""
+    return np.fromiter((pod.reserved_node is not None for pod in pods), bool, len(pods))
 
 
 def pending_of(pods: Sequence[Pod]) -> np.ndarray:

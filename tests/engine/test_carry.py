@@ -28,8 +28,13 @@ GI = 2**30
 def assert_same_state(carried: ClusterState, fresh: ClusterState) -> None:
     assert carried.resources == fresh.resources
     assert carried.node_names == fresh.node_names
-    for name in ("alloc", "pod_rows", "pod_where", "pod_pending", "used", "scale"):
+    for name in ("alloc", "pod_rows", "pod_where", "pod_pending", "pod_reserved", "used", "scale"):
         assert np.array_equal(getattr(carried, name), getattr(fresh, name)), name
+    # Gang codes are numbered in the order gangs were first seen, so they may differ; the gang
+    # each code stands for may not.
+    carried_gangs = [carried.gang_codes.keys[c] if c >= 0 else None for c in carried.pod_gang.tolist()]
+    fresh_gangs = [fresh.gang_codes.keys[c] if c >= 0 else None for c in fresh.pod_gang.tolist()]
+    assert carried_gangs == fresh_gangs == [pod.gang for pod in fresh.pods]
 
 
 def run_both(snapshot: Snapshot, now: float, config: EngineConfig, steps) -> Carry:

@@ -47,7 +47,7 @@ class Parking:
         if book.open:
             book.clear()  # the last cycle raised before it closed the book: start afresh
         book.open = True
-        pods = PodIndex(session.snapshot.pods)
+        pods = PodIndex(session.snapshot.pods, session.state.pod_ids)
         if not book.entries:
             # Nothing parked: what changed since the last cycle can wake nobody. Units that
             # fail in this cycle are parked from now on, so only later changes matter to them.
