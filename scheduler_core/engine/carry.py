@@ -26,8 +26,9 @@ import numpy as np
 
 from .filters import NodeFilter
 from .model import Node, Pod, Snapshot
+from .pod_flags import pending_of, reserved_of
 from .requeue import RequeueBook
-from .state import NARROW_FROM, ClusterState, pending_of, reserved_of
+from .state import NARROW_FROM, ClusterState
 
 #: Node-side attributes of a ClusterState that depend only on the nodes and the resources.
 _NODE_PART = (

@@ -193,20 +193,15 @@ class Trial:
             need = len(shape_pods)
             if self.ledger is not None and queue >= 0:
                 need = self._admit(queue, request, need)
-            # Only the nodes that can matter are looked at (``ClusterState.candidates``), unless
-            # they are most of the cluster: then whole-array operations over every node are
-            # cheaper than gathering them. Bin-packing first looks for one node that takes every
-            # copy (``whole_fit``). Either way the choice is the one over every node.
-            nodes = None
+            # Bin-packing first looks for one node that takes every copy (``_whole``); else only
+            # the nodes that can matter are looked at (``ClusterState.candidates``), unless they
+            # are most of the cluster: then whole-array operations over every node are cheaper
+            # than gathering them. Either way the choice is the one over every node.
             packing = self.limit is None and counts is None and placement == Placement.BINPACK
-            if packing and within is None:
-                nodes = self.state.candidates(mask, request, need)
-            if nodes is not None and 2 * nodes.size > mask.size:
-                nodes = None
-            node = -1
-            if packing and need > 0:
-                state = self.state
-                node = whole_fit(state.free_all(), state.alloc, request, need, mask, state.scale, nodes)
+            node = self._whole(mask, request, need, within) if packing and need > 0 else -1
+            nodes = None
+            if node < 0 and packing and within is None:
+                nodes = self._candidates(mask, request, need)
             if node >= 0:
                 where, times = np.array([node]), np.array([need])
             elif nodes is None:
@@ -234,6 +229,19 @@ class Trial:
             else:
                 left.extend(shape_pods)
         return left
+
+    def _whole(self, mask: np.ndarray, request: np.ndarray, need: int, within: np.ndarray | None) -> int:
+        """The node that takes every copy under bin-packing (``placement.whole_fit``), or -1."""
+        state = self.state
+        found = state.whole(mask, request, need)
+        if found is not None:
+            return found
+        nodes = self._candidates(mask, request, need) if within is None else None
+        return whole_fit(state.free_all(), state.alloc, request, need, mask, state.scale, nodes)
+
+    def _candidates(self, mask: np.ndarray, request: np.ndarray, need: int) -> np.ndarray | None:
+        nodes = self.state.candidates(mask, request, need)
+        return None if nodes is not None and 2 * nodes.size > mask.size else nodes
 
     def _admit(self, queue: int, request: np.ndarray, need: int) -> int:
         """How many copies of ``request`` the queue's headroom admits, at most ``need``."""

@@ -12,8 +12,10 @@ from typing import Protocol
 
 import numpy as np
 
+from .free_index import FreeIndex, node_kinds
 from .members import GangCodes
 from .model import Pod, Snapshot
+from .pod_flags import pending_of, reserved_of
 
 #: Nodes per block of the free-capacity summary (``ClusterState._room``).
 BLOCK = 64
@@ -64,6 +66,7 @@ class ClusterState:
         self._room: np.ndarray | None = None
         self._start: list[int] = []  # per kind: no idle node before this rank (``_first_idle``)
         self._position: dict[int, int] | None = None
+        self._index: FreeIndex | None = None  # built on first use (``whole``)
 
     def _build(self, snapshot: Snapshot) -> None:
         pods = snapshot.pods
@@ -162,6 +165,8 @@ class ClusterState:
             self._pristine = ~self._used.any(axis=1)
             self._start = [0] * len(self.kinds()[1])
             self._room = None  # the block summary, rebuilt when next needed (``_blocks``)
+            if self._index is not None:
+                self._index.reset()
 
     def _blocks(self) -> None:
         """Per block of BLOCK nodes: the most free of each resource on one of its nodes, and how
@@ -177,11 +182,12 @@ class ClusterState:
         self._stale = np.zeros(blocks, dtype=bool)
 
     def _reblock(self, nodes: np.ndarray) -> None:
-        """Mark the blocks of ``nodes`` stale after their rows changed: refreshed together when
-        the summary is next read (``_refresh``). A busy cycle changes rows thousands of times
-        between two reads; refreshing at each change cost more than the narrowing saved."""
+        """Mark the blocks of ``nodes`` stale (refreshed together when next read, ``_refresh``:
+        refreshing at each change cost more than narrowing saved), and tell the free index."""
         if self._room is not None:
             self._stale[nodes // BLOCK] = True
+        if self._index is not None:
+            self._index.changed(nodes)
 
     def _refresh(self) -> None:
         """Recompute the stale blocks of the summary, in one go."""
@@ -241,6 +247,18 @@ class ClusterState:
                 k = int(kind[node])
                 self._start[k] = min(self._start[k], int(rank[node]))
 
+    def whole(self, mask: np.ndarray, request: np.ndarray, need: int) -> int | None:
+        """``placement.whole_fit`` over every node from the free index (``free_index.py``); None
+        on a small cluster or one of many node shapes (no index)."""
+        members = self.kinds()[2] if mask.size >= NARROW_FROM else []
+        if not members:
+            return None
+        self._recount()
+        if self._index is None:
+            self._index = FreeIndex(members, mask.size)
+        admitted = self._admitted(mask, members)
+        return self._index.whole(self._free, self.alloc, request, need, mask, self.scale, admitted)
+
     def candidates(self, mask: np.ndarray, request: np.ndarray, need: int) -> np.ndarray | None:
         """The masked nodes (ascending) that bin-packing ``need`` copies of ``request`` on the
         free capacity can choose from, without the idle nodes it cannot reach.
@@ -276,10 +294,8 @@ class ClusterState:
         return chosen
 
     def _admitted(self, mask: np.ndarray, members: list[np.ndarray]) -> list[bool]:
-        """Per node kind, whether the mask lets any of its nodes: without this, a kind the mask
-        shuts out entirely (tainted GPU nodes for a CPU pod) was scanned to its end for idle
-        nodes at every gang. Masks are the node filter's cached arrays, so this is computed once
-        per mask (kept with the mask, whose id stays valid while it is held)."""
+        """Per node kind, whether the mask lets any of its nodes (a kind it shuts out is never
+        scanned); once per mask, the node filter's cached arrays (kept with it: its id stays valid)."""
         cached = self._admits.get(id(mask))
         if cached is None or cached[0] is not mask:
             if len(self._admits) > 4096:  # masks made on the fly, not the filter's: forget them
@@ -329,16 +345,9 @@ class ClusterState:
         return np.concatenate(found) if found else members[:0]
 
     def kinds(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
-        """Nodes by capacity: each node's kind, the distinct capacity rows, the nodes of each
-        kind (ascending) and each node's rank among them. Built on first use."""
+        """Nodes by capacity (``free_index.node_kinds``), built on first use."""
         if self._kinds is None:
-            rows, kind = np.unique(self.alloc, axis=0, return_inverse=True)
-            kind = kind.reshape(-1)
-            members = [np.flatnonzero(kind == k) for k in range(len(rows))] if len(rows) <= 8 else []
-            rank = np.zeros(len(kind), np.int64)
-            for nodes in members:
-                rank[nodes] = np.arange(nodes.size)
-            self._kinds = (kind, rows, members, rank)
+            self._kinds = node_kinds(self.alloc)
         return self._kinds
 
     def vector(self, pod: Pod) -> np.ndarray:
@@ -388,13 +397,3 @@ class ClusterState:
     def describe(self, row: np.ndarray) -> dict[str, int]:
         """A request row back as {resource: amount}, without the implicit pod count."""
         return {name: int(row[i]) for i, name in enumerate(self.resources) if row[i] and name != "pods"}
-
-
-def reserved_of(pods: Sequence[Pod]) -> np.ndarray:
-    """Per pod, whether it holds a reservation (``Pod.reserved_node`` set), as a bool array."""
-    return np.fromiter((pod.reserved_node is not None for pod in pods), bool, len(pods))
-
-
-def pending_of(pods: Sequence[Pod]) -> np.ndarray:
-    """Per pod, ``Pod.pending`` (not bound, not terminating), as a bool array."""
-    return np.fromiter((pod.node is None and not pod.terminating for pod in pods), bool, len(pods))

@@ -3,11 +3,12 @@
 ``ClusterState`` (state.py) keeps the free capacity of the nodes a placement or a release touches
 instead of recomputing ``alloc - used`` for every shape, and leaves out of bin-packing's
 candidates the idle nodes it cannot reach and the blocks of nodes where no copy fits
-(``candidates``), and bin-packing looks for one node taking every copy by comparisons alone
-(``placement.whole_fit``). They are shortcuts, never policy: here every cycle runs as is, with blocks of
-4 nodes, and with the shortcuts replaced by the plain computation (every masked node, free
-capacity recomputed from ``used``), and the decisions must be the same, cycle after cycle, with
-completions, preemption, reservations and queues.
+(``candidates``); bin-packing looks for one node taking every copy by comparisons alone
+(``placement.whole_fit``) or in nodes sorted by free capacity (``free_index.py``). They are
+shortcuts, never policy: here every cycle runs as is, with blocks of 4 nodes, and with the
+shortcuts replaced by the plain computation (every masked node, free capacity recomputed from
+``used``), and the decisions must be the same, cycle after cycle, with completions, preemption,
+reservations and queues.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def plain():
     """The engine without the shortcuts: every masked node, free capacity from ``used``."""
     with (
         mock.patch.object(session_module, "whole_fit", lambda *args: -1),
+        mock.patch.object(ClusterState, "whole", lambda self, mask, request, need: None),
         mock.patch.object(ClusterState, "candidates", lambda self, mask, request, need: None),
         mock.patch.object(ClusterState, "free_at", lambda self, nodes: self.alloc[nodes] - self._used[nodes]),
         mock.patch.object(ClusterState, "free_all", lambda self: self.alloc - self._used),

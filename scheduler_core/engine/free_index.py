@@ -1,0 +1,147 @@
+"""The fullest node with room for every copy of a shape, without looking at every node.
+
+Bin-packing gives all of a gang's copies to one node when one takes them all: the node with the
+least of the dominant resource left after placing, relative to its capacity, the lowest index
+among equals (``placement.whole_fit``, which compares every node). On 65,000 nodes that scan is
+most of a gang's cost, and a cycle tries a thousand gangs.
+
+Nodes of one capacity (a kind, ``ClusterState.kinds``) compare by what they have free of the
+dominant resource alone. So, per kind and resource, the nodes are kept sorted by that free amount
+(then by index): the answer for the kind is the first node of that order, from the first with
+enough of the dominant resource, that the mask lets and that has room in every other resource
+too, found by scanning the order in growing chunks. The kinds' answers are then compared as
+``whole_fit`` compares nodes.
+
+Placements change a few nodes at a time. A changed node is marked (its place in the orders is
+stale): the scans pass over it and it is judged on its own, from the free capacity as it is. Past
+``REBUILD_AFTER`` marked nodes the orders are dropped and sorted again when next needed. The answer
+is ``whole_fit``'s, node for node (``tests/engine/test_free_index.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: Changed nodes judged one by one before the orders are sorted again.
+REBUILD_AFTER = 512
+
+
+class FreeIndex:
+    def __init__(self, members: list[np.ndarray], nodes: int) -> None:
+        self.members = members  # per kind, its nodes (ascending)
+        self._orders: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._changed = np.zeros(nodes, bool)
+        self._changed_list: list[np.ndarray] = []
+        self._count = 0
+
+    def changed(self, nodes: np.ndarray) -> None:
+        """The free capacity of ``nodes`` changed."""
+        new = nodes[~self._changed[nodes]]
+        if not new.size:
+            return
+        self._count += new.size
+        if self._count > REBUILD_AFTER:
+            self.reset()
+            return
+        self._changed[new] = True
+        self._changed_list.append(new)
+
+    def reset(self) -> None:
+        """Every order is stale (the free capacity was rebuilt): sort again when needed."""
+        self._orders.clear()
+        self._changed[:] = False
+        self._changed_list = []
+        self._count = 0
+
+    def whole(
+        self,
+        free: np.ndarray,
+        alloc: np.ndarray,
+        request: np.ndarray,
+        need: int,
+        mask: np.ndarray,
+        scale: np.ndarray,
+        admitted: list[bool],
+    ) -> int:
+        """``placement.whole_fit`` over every node: the node that takes all ``need`` copies, or -1."""
+        wanted = need * request
+        columns = np.flatnonzero(request > 0)
+        dominant = int(np.argmax(request / scale))
+        best, best_left = -1, math.inf
+        for kind in range(len(self.members)):
+            if not admitted[kind]:
+                continue
+            order, values = self._order(kind, dominant, free)
+            start = int(np.searchsorted(values, wanted[dominant]))
+            node = self._scan(order, start, free, wanted, columns, mask)
+            if node >= 0:
+                best, best_left = _better(node, free, alloc, wanted, dominant, best, best_left)
+        if self._changed_list:
+            changed = np.concatenate(self._changed_list)
+            ok = mask[changed]
+            for column in columns:
+                ok &= free[changed, column] >= wanted[column]
+            for node in changed[ok].tolist():
+                best, best_left = _better(node, free, alloc, wanted, dominant, best, best_left)
+        return best
+
+    def _order(self, kind: int, column: int, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = self._orders.get((kind, column))
+        if found is None:
+            nodes = self.members[kind]
+            values = free[nodes, column]
+            ranked = np.argsort(values, kind="stable")  # equal amounts stay in index order
+            found = self._orders[(kind, column)] = (nodes[ranked], values[ranked])
+        return found
+
+    def _scan(
+        self,
+        order: np.ndarray,
+        start: int,
+        free: np.ndarray,
+        wanted: np.ndarray,
+        columns: np.ndarray,
+        mask: np.ndarray,
+    ) -> int:
+        """The first node of ``order`` from ``start`` not changed, let by the mask, with room."""
+        size = 64
+        while start < order.size:
+            chunk = order[start : start + size]
+            ok = mask[chunk] & ~self._changed[chunk]
+            for column in columns:
+                ok &= free[chunk, column] >= wanted[column]
+            if ok.any():
+                return int(chunk[int(np.argmax(ok))])
+            start += chunk.size
+            size *= 4
+        return -1
+
+
+def _better(
+    node: int,
+    free: np.ndarray,
+    alloc: np.ndarray,
+    wanted: np.ndarray,
+    dominant: int,
+    best: int,
+    best_left: float,
+) -> tuple[int, float]:
+    """The better of ``node`` and the best so far: less left after placing, then lower index."""
+    left = float((free[node, dominant] - wanted[dominant]) / np.maximum(alloc[node, dominant], 1))
+    if left < best_left or (left == best_left and node < best):
+        return node, left
+    return best, best_left
+
+
+def node_kinds(alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
+    """Nodes by capacity: each node's kind, the distinct capacity rows, the nodes of each kind
+    (ascending; none listed past 8 kinds) and each node's rank among them."""
+    rows, kind = np.unique(alloc, axis=0, return_inverse=True)
+    kind = kind.reshape(-1)
+    members = [np.flatnonzero(kind == k) for k in range(len(rows))] if len(rows) <= 8 else []
+    rank = np.zeros(len(kind), np.int64)
+    for nodes in members:
+        rank[nodes] = np.arange(nodes.size)
+    return kind, rows, members, rank

@@ -1,0 +1,19 @@
+"""Per-pod flags of a snapshot as bool arrays, built once and carried (``carry.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .model import Pod
+
+
+def reserved_of(pods: Sequence[Pod]) -> np.ndarray:
+    """Per pod, whether it holds a reservation (``Pod.reserved_node`` set), as a bool array."""
+    return np.fromiter((pod.reserved_node is not None for pod in pods), bool, len(pods))
+
+
+def pending_of(pods: Sequence[Pod]) -> np.ndarray:
+    """Per pod, ``Pod.pending`` (not bound, not terminating), as a bool array."""
+    return np.fromiter((pod.node is None and not pod.terminating for pod in pods), bool, len(pods))
