@@ -206,6 +206,8 @@ NEVER_IMPORTS = {
         "scheduler_core.tasks",
     },
     "scheduler_core.specs": {"scheduler_core"},
+    # Pure like the engine: it runs the engine forward, nothing else of scheduler_core.
+    "scheduler_core.forecast": {"scheduler_core"},
     "scheduler_core.services": {"scheduler_core.declarations", "scheduler_core.management"},
     "scheduler_core.snapshot": {
         "scheduler_core.services",
@@ -221,6 +223,7 @@ ALLOWED_IMPORTS = {
     "scheduler_core.db": {"scheduler_core.db"},
     "scheduler_core.worker": {"scheduler_core.worker"},
     "scheduler_core.specs": {"scheduler_core.specs"},
+    "scheduler_core.forecast": {"scheduler_core.forecast", "scheduler_core.engine"},
 }
 
 
