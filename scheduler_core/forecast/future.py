@@ -31,11 +31,15 @@ from scheduler_core.engine.carry import Carry
 from scheduler_core.engine.config import EngineConfig
 from scheduler_core.engine.cycle import run_cycle
 from scheduler_core.engine.decisions import CycleResult, TransitionKind
-from scheduler_core.engine.model import GangPhase, Pod, Snapshot
+from scheduler_core.engine.model import INACTIVE_PHASES, GangMode, GangPhase, Pod, Snapshot
 from scheduler_core.engine.runtimes import Estimate, overrun
+
+from .room import Room
+from .window import Window
 
 #: Why a run stopped.
 NO_EVENT = "no event left"
+ALL_STARTED = "every gang started"
 HORIZON = "horizon"
 CYCLES = "cycle cap"
 
@@ -72,6 +76,8 @@ class Future:
         horizon: float,
         max_cycles: int,
         tick: float,
+        resolution: float,
+        window: Window,
     ) -> None:
         self.snapshot = snapshot
         self.now = now
@@ -81,13 +87,24 @@ class Future:
         self.horizon = horizon
         self.max_cycles = max_cycles
         self.tick = tick
+        self.resolution = resolution
+        self.window = window
         self.out = Run(quantile)
         self.carry = Carry()
+        self.room = Room(snapshot.nodes, snapshot.pods)
+        self.modes = {g.key: (config.force_mode or g.mode) == GangMode.NON_STRICT for g in snapshot.gangs}
+        self.requests = {pod.key: pod.requests for pod in snapshot.pods}
+        self.gang_of = {pod.key: pod.gang for pod in snapshot.pods}
+        self.reserved = {pod.key: pod.reserved_node for pod in snapshot.pods if pod.reserved_node}
+        # Pending pods that hold nothing, by gang (None: pods of no gang or of a settled gang).
+        self.waiting: dict[str | None, dict[str, Pod]] = {}
         self.ends: list[tuple[float, str, int]] = []  # (true end, pod key, binding) of bound pods
         self.binding: Counter[str] = Counter()  # pod key -> how many times it was bound
         self.believed: list[tuple[float, str]] = []  # (the engine's end, pod key): overrun checks
         self.bound_pods: dict[str, Pod] = {}  # pod key -> bound pod (as last seen)
         self.bound_of: Counter[str] = Counter()  # gang key -> its bound pods
+        self.gone: set[str] = set()  # pods ended since the last cycle
+        self.finished: set[str] = set()  # gangs finished since the last cycle
         for pod in snapshot.pods:
             if pod.node is not None and not pod.terminating:
                 self._bound(pod, now)
@@ -112,16 +129,16 @@ class Future:
         t = self.now
         self._apply(first, t)
         rerun = _rerun(first)
-        while True:
+        while self.watched:
             if self.out.cycles >= self.max_cycles:
                 self.out.stopped_by = CYCLES
-                break
-            if not self.watched:
                 break
             if rerun:
                 t = t + self.tick
             elif self.ends:
-                t = max(t + self.tick, math.ceil(self.ends[0][0] / self.tick - 1e-9) * self.tick)
+                first_end = self.ends[0][0]
+                batch = first_end + self.resolution * max(first_end - self.now, 0.0)
+                t = max(t + self.tick, math.ceil(batch / self.tick - 1e-9) * self.tick)
             else:
                 self.out.stopped_by = NO_EVENT
                 break
@@ -129,29 +146,80 @@ class Future:
                 self.out.stopped_by = HORIZON
                 break
             self._end_until(t)
-            self._overrun(t)
-            result = run_cycle(self.snapshot, t, self.config, self.carry)
+            if not rerun and not self.room.may_start(self._waiting()):
+                continue  # nothing can start on this room: no cycle until more ends
+            self._refresh(t)
+            result = run_cycle(self._shown(), t, self.config, self.carry)
             self.out.cycles += 1
             self._apply(result, t)
             rerun = _rerun(result)
+        else:
+            self.out.stopped_by = ALL_STARTED
         self.out.end = t
+        self._refresh(t)
         for gang in self.snapshot.gangs:
             if gang.key in self.watched and gang.phase == GangPhase.TIMED_OUT:
                 self.out.timed_out.add(gang.key)
         return self.out
 
+    def _shown(self) -> Snapshot:
+        """The snapshot without the waiting units the window leaves out (``window.py``)."""
+        holders = {self.snapshot_gang(key) for key in self.reserved} - {None}
+        need = {key: self.watched[key] - self.bound_of[key] for key in self.watched}
+        shown = self.window.shown(self.waiting, self.room, need, self.modes, holders)
+        if shown is None:
+            return self.snapshot
+        gangs, lone = shown
+        pods = tuple(
+            p
+            for p in self.snapshot.pods
+            if p.node is not None
+            or p.reserved_node is not None
+            or p.terminating
+            or p.gang in gangs
+            or p.key in lone
+        )
+        return dataclasses.replace(self.snapshot, pods=pods)
+
+    def snapshot_gang(self, pod_key: str) -> str | None:
+        return self.gang_of.get(pod_key)
+
+    def _waiting(self):
+        """(members still needed, NonStrict?, pending requests) per gang or pod that waits."""
+        for gang, pods in self.waiting.items():
+            if not pods:
+                continue
+            if gang is None:
+                for pod in pods.values():
+                    yield 1, False, (pod,)
+            else:
+                need = self.watched.get(gang, 1) - self.bound_of[gang]
+                yield need, self.modes.get(gang, False), list(pods.values())
+
     def _apply(self, result: CycleResult, t: float) -> None:
         self.snapshot = apply_result(self.snapshot, result, t)
-        if not (result.binds or result.evictions):
-            return
+        for release in result.releases:
+            if self.reserved.pop(release.pod, None) is not None:
+                self.room.take(self.requests[release.pod], release.node, -1)
+        for reserve in result.reservations:
+            old = self.reserved.get(reserve.pod)
+            if old is not None:
+                self.room.take(self.requests[reserve.pod], old, -1)
+            self.reserved[reserve.pod] = reserve.node
+            self.room.take(self.requests[reserve.pod], reserve.node, 1)
         changed = {bind.pod for bind in result.binds} | {evict.pod for evict in result.evictions}
-        for pod in self.snapshot.pods:
+        for pod in self.snapshot.pods if changed else ():
             if pod.key not in changed:
                 continue
             if pod.node is not None:
+                old = self.reserved.pop(pod.key, None)
+                if old is not None:
+                    self.room.take(pod.requests, old, -1)
+                self.room.take(pod.requests, pod.node, 1)
                 self._bound(pod, t)
             elif pod.key in self.bound_pods:  # evicted: its end is dropped when popped
-                del self.bound_pods[pod.key]
+                last = self.bound_pods.pop(pod.key)
+                self.room.take(pod.requests, last.node, -1)
                 if pod.gang is not None:
                     self.bound_of[pod.gang] -= 1
         for bind in result.binds:
@@ -159,33 +227,42 @@ class Future:
             if need is not None and self.bound_of[bind.gang] >= need:
                 self.out.starts[bind.gang] = t
                 del self.watched[bind.gang]
+        self._collect_waiting()
+
+    def _collect_waiting(self) -> None:
+        gangs = {gang.key: gang for gang in self.snapshot.gangs}
+        self.waiting = {}
+        for pod in self.snapshot.pods:
+            if pod.node is None and pod.reserved_node is None and not pod.terminating:
+                gang = gangs.get(pod.gang) if pod.gang is not None else None
+                if gang is not None and gang.phase in INACTIVE_PHASES:
+                    continue
+                key = None if gang is None or gang.settled else gang.key
+                self.waiting.setdefault(key, {})[pod.key] = pod
 
     def _end_until(self, t: float) -> None:
         """Every pod that really ended by ``t`` is gone; so is a gang all of whose bound pods
         ended (it finished), with the pods it still had waiting."""
-        gone: set[str] = set()
-        finished: set[str] = set()
         while self.ends and self.ends[0][0] <= t:
             _, key, binding = heapq.heappop(self.ends)
             if key not in self.bound_pods or self.binding[key] != binding:
                 continue  # evicted since, or bound again with another end
             pod = self.bound_pods.pop(key)
-            gone.add(key)
+            self.room.take(pod.requests, pod.node, -1)
+            self.gone.add(key)
             if pod.gang is not None:
                 self.bound_of[pod.gang] -= 1
                 if self.bound_of[pod.gang] <= 0 and pod.gang not in self.watched:
-                    finished.add(pod.gang)
-        if not gone:
-            return
-        snapshot = self.snapshot
-        pods = tuple(p for p in snapshot.pods if p.key not in gone and (p.gang not in finished or p.node))
-        gangs = snapshot.gangs
-        if finished:
-            gangs = tuple(g for g in gangs if g.key not in finished)
-        self.snapshot = dataclasses.replace(snapshot, pods=pods, gangs=gangs)
+                    self.finished.add(pod.gang)
+                    for left in self.waiting.pop(pod.gang, {}):
+                        self.gone.add(left)
+                    for other in [k for k, p in self.waiting.get(None, {}).items() if p.gang == pod.gang]:
+                        self.gone.add(other)
+                        del self.waiting[None][other]
 
-    def _overrun(self, t: float) -> None:
-        """Running pods the engine believes ended by ``t`` get the overrun rule's estimate."""
+    def _refresh(self, t: float) -> None:
+        """The snapshot at ``t``: without the pods gone and the gangs finished, and with the
+        overrun rule's estimate for running pods the engine believes ended."""
         late: dict[str, Pod] = {}
         while self.believed and self.believed[0][0] < t:
             _, key = heapq.heappop(self.believed)
@@ -196,13 +273,18 @@ class Future:
                 continue  # an entry of an earlier binding
             seconds = overrun(Estimate(pod.duration, "overrun"), t - pod.started).seconds
             late[key] = dataclasses.replace(pod, duration=seconds)
-        if not late:
-            return
         for key, pod in late.items():
             self.bound_pods[key] = pod
             heapq.heappush(self.believed, (pod.started + pod.duration, key))
-        pods = tuple(late.get(p.key, p) for p in self.snapshot.pods)
-        self.snapshot = dataclasses.replace(self.snapshot, pods=pods)
+        if not (late or self.gone or self.finished):
+            return
+        gone, snapshot = self.gone, self.snapshot
+        pods = tuple(late.get(p.key, p) for p in snapshot.pods if p.key not in gone)
+        gangs = snapshot.gangs
+        if self.finished:
+            gangs = tuple(g for g in gangs if g.key not in self.finished)
+        self.snapshot = dataclasses.replace(snapshot, pods=pods, gangs=gangs)
+        self.gone, self.finished = set(), set()
 
 
 def _rerun(result: CycleResult) -> bool:

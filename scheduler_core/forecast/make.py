@@ -15,11 +15,15 @@ from .future import CYCLES, NO_EVENT, Future, Run, Truth
 from .positions import positions
 from .results import EXPECTED, LATER, NONE, Forecasts, GangForecast, RunSummary, WaitingFor
 from .spreads import DEFAULT_SPREADS, UNKNOWN, Spread
+from .window import Window
 
 #: Nothing is forecast further than this after ``now`` (the trace replay's cap too).
 HORIZON_S = 30 * 24 * 3600.0
 #: Cycles one forward run may take at most.
 MAX_CYCLES = 2000
+#: Ends within this share of the time from ``now`` are handled together (a start is late by at
+#: most this much of its wait): 0.1 takes the ends within 6 minutes of one an hour ahead.
+RESOLUTION = 0.1
 #: The runtime quantiles of the runs: every runtime at its source's 10th, 50th, 90th percentile.
 QUANTILES = (0.1, 0.5, 0.9)
 
@@ -36,6 +40,7 @@ def forecast(
     max_cycles: int = MAX_CYCLES,
     quantiles: Sequence[float] = QUANTILES,
     tick: float = 1.0,
+    resolution: float = RESOLUTION,
 ) -> Forecasts:
     """When each pending gang of ``snapshot`` starts, if nothing new is submitted.
 
@@ -50,6 +55,7 @@ def forecast(
     gangs = {gang.key: gang for gang in snapshot.gangs}
     watched = {key: gangs[key].min_member for key in where}
     first = run_cycle(snapshot, now, config)
+    window = Window(snapshot, config)
     runs = [
         Future(
             snapshot,
@@ -61,6 +67,8 @@ def forecast(
             horizon=now + horizon_s,
             max_cycles=max_cycles,
             tick=tick,
+            resolution=resolution,
+            window=window,
         ).run(first)
         for quantile in quantiles
     ]
