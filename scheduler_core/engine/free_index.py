@@ -20,8 +20,6 @@ is ``whole_fit``'s, node for node (``tests/engine/test_free_index.py``).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 #: Changed nodes judged one by one before the orders are sorted again.
@@ -33,7 +31,7 @@ class FreeIndex:
         self.members = members  # per kind, its nodes (ascending)
         self._orders: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         self._changed = np.zeros(nodes, bool)
-        self._changed_list: list[np.ndarray] = []
+        self._changed_nodes = np.zeros(REBUILD_AFTER, np.int64)  # the first ``_count`` of them
         self._count = 0
 
     def changed(self, nodes: np.ndarray) -> None:
@@ -41,18 +39,17 @@ class FreeIndex:
         new = nodes[~self._changed[nodes]]
         if not new.size:
             return
-        self._count += new.size
-        if self._count > REBUILD_AFTER:
+        if self._count + new.size > REBUILD_AFTER:
             self.reset()
             return
         self._changed[new] = True
-        self._changed_list.append(new)
+        self._changed_nodes[self._count : self._count + new.size] = new
+        self._count += new.size
 
     def reset(self) -> None:
         """Every order is stale (the free capacity was rebuilt): sort again when needed."""
         self._orders.clear()
         self._changed[:] = False
-        self._changed_list = []
         self._count = 0
 
     def whole(
@@ -69,23 +66,28 @@ class FreeIndex:
         wanted = need * request
         columns = np.flatnonzero(request > 0)
         dominant = int(np.argmax(request / scale))
-        best, best_left = -1, math.inf
+        # Each requested resource's free column (a view: the free capacity is column-major) and
+        # the amount wanted of it; the dominant one is settled by where the scan starts.
+        rooms = [(free[:, column], wanted[column]) for column in columns.tolist() if column != dominant]
+        found = []
         for kind in range(len(self.members)):
-            if not admitted[kind]:
-                continue
-            order, values = self._order(kind, dominant, free)
-            start = int(np.searchsorted(values, wanted[dominant]))
-            node = self._scan(order, start, free, wanted, columns, mask)
-            if node >= 0:
-                best, best_left = _better(node, free, alloc, wanted, dominant, best, best_left)
-        if self._changed_list:
-            changed = np.concatenate(self._changed_list)
-            ok = mask[changed]
-            for column in columns:
-                ok &= free[changed, column] >= wanted[column]
-            for node in changed[ok].tolist():
-                best, best_left = _better(node, free, alloc, wanted, dominant, best, best_left)
-        return best
+            if admitted[kind]:
+                order, values = self._order(kind, dominant, free)
+                start = int(np.searchsorted(values, wanted[dominant]))
+                node = self._scan(order, start, rooms, mask)
+                if node >= 0:
+                    found.append(node)
+        # The nodes changed since the orders were sorted, judged on their own.
+        changed = self._changed_nodes[: self._count]
+        ok = mask[changed]
+        for column in columns:
+            ok &= free[changed, column] >= wanted[column]
+        nodes = np.concatenate((np.array(found, np.int64), changed[ok]))
+        if not nodes.size:
+            return -1
+        # As ``whole_fit``: the least left after placing, then the lowest index.
+        left = (free[nodes, dominant] - wanted[dominant]) / np.maximum(alloc[nodes, dominant], 1)
+        return int(nodes[np.lexsort((nodes, left))[0]])
 
     def _order(self, kind: int, column: int, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         found = self._orders.get((kind, column))
@@ -96,43 +98,21 @@ class FreeIndex:
             found = self._orders[(kind, column)] = (nodes[ranked], values[ranked])
         return found
 
-    def _scan(
-        self,
-        order: np.ndarray,
-        start: int,
-        free: np.ndarray,
-        wanted: np.ndarray,
-        columns: np.ndarray,
-        mask: np.ndarray,
-    ) -> int:
+    def _scan(self, order: np.ndarray, start: int, rooms: list, mask: np.ndarray) -> int:
         """The first node of ``order`` from ``start`` not changed, let by the mask, with room."""
         size = 64
+        changed = self._changed
         while start < order.size:
             chunk = order[start : start + size]
-            ok = mask[chunk] & ~self._changed[chunk]
-            for column in columns:
-                ok &= free[chunk, column] >= wanted[column]
+            ok = mask[chunk]
+            ok &= ~changed[chunk]
+            for room, wanted in rooms:
+                ok &= room[chunk] >= wanted
             if ok.any():
-                return int(chunk[int(np.argmax(ok))])
+                return int(chunk[ok.argmax()])
             start += chunk.size
             size *= 4
         return -1
-
-
-def _better(
-    node: int,
-    free: np.ndarray,
-    alloc: np.ndarray,
-    wanted: np.ndarray,
-    dominant: int,
-    best: int,
-    best_left: float,
-) -> tuple[int, float]:
-    """The better of ``node`` and the best so far: less left after placing, then lower index."""
-    left = float((free[node, dominant] - wanted[dominant]) / np.maximum(alloc[node, dominant], 1))
-    if left < best_left or (left == best_left and node < best):
-        return node, left
-    return best, best_left
 
 
 def node_kinds(alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
