@@ -25,6 +25,7 @@ from operator import attrgetter, is_
 import numpy as np
 
 from .filters import NodeFilter
+from .gang_map import GangMap
 from .model import Node, Pod, Snapshot
 from .pod_flags import pending_of, reserved_of
 from .requeue import RequeueBook
@@ -66,6 +67,7 @@ class Carry:
         self._node_named = np.zeros(0, bool)  # per column: named by a node's allocatable or "pods"
         self.restored = 0  # cycles whose state was carried, for tests and the bench
         self.requeue = RequeueBook()  # units that failed and what may wake them (requeue.py)
+        self.gang_map = GangMap()  # the gangs by key, and those that may time out (gang_map.py)
         self.rebuilt = 0
 
     def same_nodes(self, nodes: Sequence[Node]) -> bool:
@@ -126,6 +128,7 @@ class Carry:
             reserved[fresh] = reserved_of(new_pods)
         if not (self._node_named | named.any(axis=0)).all():
             return False  # a resource no pod or node names any more: the columns change
+        state.pod_used = _used(last, old, kept, fresh, rows, where)
         for array in (rows, where, pending, gang, reserved):
             array.flags.writeable = False
         state.pod_rows, state.pod_where, state.pod_pending = rows, where, pending
@@ -167,6 +170,28 @@ class Carry:
             return np.full(len(ids), -1, np.int64)
         at = np.minimum(np.searchsorted(known, ids), known.size - 1)
         return np.where(known[at] == ids, self._order[at], -1)
+
+
+def _used(
+    last: ClusterState,
+    old: np.ndarray,
+    kept: np.ndarray,
+    fresh: np.ndarray,
+    rows: np.ndarray,
+    where: np.ndarray,
+) -> np.ndarray:
+    """The usage per node of this snapshot's pods: the last one's, less the pods gone since, plus
+    the new ones (the pods kept are the same objects, on the same nodes, with the same rows)."""
+    used = last.pod_used.copy()
+    matched = np.zeros(len(last.pods), bool)
+    matched[old[kept]] = True
+    gone = np.flatnonzero(~matched)
+    gone = gone[last.pod_where[gone] >= 0]
+    np.subtract.at(used, last.pod_where[gone], last.pod_rows[gone])
+    placed = fresh[where[fresh] >= 0]
+    np.add.at(used, where[placed], rows[placed])
+    used.flags.writeable = False
+    return used
 
 
 def _names(pods: Sequence[Pod], column: dict[str, int]) -> np.ndarray:

@@ -36,7 +36,13 @@ class Session:
         # Units that failed in earlier cycles and what may wake them (``requeue.py``); None
         # without a carry: every unit is tried.
         self.requeue = carry.requeue if carry is not None else None
-        self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
+        # The gangs by key (a copy: the cycle changes it) and, with a carry, the keys of those
+        # that may time out, kept from the last cycle (``gang_map.py``).
+        self.may_time_out: set[str] | None = None
+        if carry is not None:
+            self.gangs, self.may_time_out = carry.gang_map.update(snapshot.gangs)
+        else:
+            self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
         self.members = GangMembers(snapshot.pods, self.state.pod_gang, self.state.gang_codes)
         self.pending: list[Pod] = self.state.pending_pods()  # in snapshot order
         self.result = CycleResult()

@@ -6,7 +6,7 @@ The engine never walks nodes in Python during a cycle; it works on ``alloc`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from itertools import repeat
 from typing import Protocol
 
@@ -16,6 +16,7 @@ from .free_index import FreeIndex, node_kinds
 from .members import GangCodes
 from .model import Pod, Snapshot
 from .pod_flags import pending_of, reserved_of
+from .request_rows import RequestRows
 
 #: Nodes per block of the free-capacity summary (``ClusterState._room``).
 BLOCK = 64
@@ -41,7 +42,7 @@ class Memory(Protocol):
     def keep(self, state: ClusterState, snapshot: Snapshot) -> None: ...
 
 
-class ClusterState:
+class ClusterState(RequestRows):
     """Capacity and usage of every node of a snapshot, with the resource columns it needs.
 
     ``used`` counts bound pods and held reservations; pods on nodes that are gone count nowhere.
@@ -50,15 +51,19 @@ class ClusterState:
     def __init__(self, snapshot: Snapshot, carry: Memory | None = None) -> None:
         self.pods = snapshot.pods
         self.pod_ids: tuple[np.ndarray, np.ndarray] | None = None  # the pods' ids, sorted too (carry)
+        self.pod_used: np.ndarray | None = None  # the pods' usage per node, before the cycle (carry)
         # The node and pod parts come from the previous cycle's state when a carry holds one
         # that still describes this snapshot (``carry.py``), else they are built here.
         if carry is None or not carry.restore(self, snapshot):
             self._build(snapshot)
             if carry is not None:
                 carry.keep(self, snapshot)
-        self._used = np.zeros_like(self.alloc)
-        placed = self.pod_where >= 0
-        np.add.at(self._used, self.pod_where[placed], self.pod_rows[placed])
+        if self.pod_used is None:
+            self.pod_used = np.zeros_like(self.alloc)
+            placed = self.pod_where >= 0
+            np.add.at(self.pod_used, self.pod_where[placed], self.pod_rows[placed])
+            self.pod_used.flags.writeable = False
+        self._used = self.pod_used.copy()
         # Free capacity and the nodes nothing takes from (a bool per node), kept by ``take`` and
         # ``give``, rebuilt after anybody else had ``used`` in hand (None: to rebuild).
         self._pristine: np.ndarray | None = None
@@ -349,51 +354,3 @@ class ClusterState:
         if self._kinds is None:
             self._kinds = node_kinds(self.alloc)
         return self._kinds
-
-    def vector(self, pod: Pod) -> np.ndarray:
-        """The pod's request as a row; every pod also takes one of its node's ``pods``.
-
-        Cached by content: members of a gang mostly share one request, so a 1,000-pod gang
-        builds one array, not 1,000.
-        """
-        return self.vector_of(pod.requests)
-
-    def vector_of(self, requests: Mapping[str, int]) -> np.ndarray:
-        """``vector`` of a requests mapping."""
-        # First by identity: snapshots share one requests mapping among the members of a gang
-        # (snapshot/build.py decodes each distinct JSON once), so most lookups stop here.
-        cached = self._by_identity.get(id(requests))
-        if cached is not None:
-            return cached
-        key = tuple(requests.items())
-        cached = self._vectors.get(key)
-        if cached is None:
-            cached = self.requests_vector(requests)
-            cached[self.column["pods"]] = 1
-            cached.flags.writeable = False
-            self._vectors[key] = cached
-        self._by_identity[id(requests)] = cached
-        self._keep_alive.append(requests)
-        return cached
-
-    def requests_vector(self, requests: Mapping[str, int]) -> np.ndarray:
-        row = np.zeros(len(self.resources), dtype=np.int64)
-        for name, amount in requests.items():
-            column = self.column.get(name)
-            if column is not None:
-                row[column] = amount
-        return row
-
-    def usage_of(self, pods: Iterable[Pod]) -> np.ndarray:
-        """Per-node usage (N x R) of the given pods where they are bound or reserved."""
-        usage = np.zeros_like(self.alloc)
-        for pod in pods:
-            where = pod.node if pod.node is not None else pod.reserved_node
-            index = self.node_index.get(where) if where is not None else None
-            if index is not None:
-                usage[index] += self.vector(pod)
-        return usage
-
-    def describe(self, row: np.ndarray) -> dict[str, int]:
-        """A request row back as {resource: amount}, without the implicit pod count."""
-        return {name: int(row[i]) for i, name in enumerate(self.resources) if row[i] and name != "pods"}

@@ -28,7 +28,16 @@ GI = 2**30
 def assert_same_state(carried: ClusterState, fresh: ClusterState) -> None:
     assert carried.resources == fresh.resources
     assert carried.node_names == fresh.node_names
-    for name in ("alloc", "pod_rows", "pod_where", "pod_pending", "pod_reserved", "used", "scale"):
+    for name in (
+        "alloc",
+        "pod_rows",
+        "pod_where",
+        "pod_pending",
+        "pod_reserved",
+        "pod_used",
+        "used",
+        "scale",
+    ):
         assert np.array_equal(getattr(carried, name), getattr(fresh, name)), name
     # Gang codes are numbered in the order gangs were first seen, so they may differ; the gang
     # each code stands for may not.

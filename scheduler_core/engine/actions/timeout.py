@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 
 from ..decisions import Explanation, Reason, Transition, TransitionKind
-from ..model import INACTIVE_PHASES, GangPhase, TimeoutStyle
+from ..gang_map import may_time_out
+from ..model import GangPhase, TimeoutStyle
 from ..session import Session
 from .release import release_held
 
@@ -21,8 +22,12 @@ def sweep(session: Session) -> None:
     if not session.config.timeouts:
         return
     # The gangs due, then in key order: most gangs of a large cluster run (sorting them all
-    # cost a tenth of a second a cycle at 65,000 nodes).
-    due = [key for key, gang in session.gangs.items() if _due(gang, session.now)]
+    # cost a tenth of a second a cycle at 65,000 nodes). With a carry only those that may time
+    # out are looked at (``gang_map.py``); nothing changes the gangs before this sweep.
+    if session.may_time_out is not None:
+        due = [key for key in session.may_time_out if _due(session.gangs[key], session.now)]
+    else:
+        due = [key for key, gang in session.gangs.items() if _due(gang, session.now)]
     for key in sorted(due):
         gang = session.gangs[key]
         waited = session.now - gang.wait_started
@@ -45,9 +50,5 @@ def sweep(session: Session) -> None:
 
 
 def _due(gang, now: float) -> bool:
-    """Unsatisfied, active, its clock started, and past its wait time."""
-    if gang.satisfied or gang.fallen_back or gang.phase in INACTIVE_PHASES:
-        return False
-    if gang.wait_seconds is None or gang.wait_started is None:
-        return False
-    return now - gang.wait_started >= gang.wait_seconds
+    """May time out (``gang_map.may_time_out``) and is past its wait time."""
+    return may_time_out(gang) and now - gang.wait_started >= gang.wait_seconds
