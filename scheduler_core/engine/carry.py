@@ -126,7 +126,8 @@ class Carry:
             pending[fresh] = pending_of(new_pods)
             gang[fresh] = state.gang_codes.of(new_pods)
             reserved[fresh] = reserved_of(new_pods)
-        if not (self._node_named | named.any(axis=0)).all():
+        unnamed = np.flatnonzero(~self._node_named)  # columns only pods name (usually none)
+        if unnamed.size and not named[:, unnamed].any(axis=0).all():
             return False  # a resource no pod or node names any more: the columns change
         state.pod_used = _used(last, old, kept, fresh, rows, where)
         for array in (rows, where, pending, gang, reserved):
