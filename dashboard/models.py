@@ -6,6 +6,16 @@ from django.conf import settings
 from django.db import models
 
 
+class SimulationRuntimes(models.TextChoices):
+    """What a replay tells the engine of runtimes: scheduler_core/simulation/runtime_view.py's
+    MODES, spelled again here so that loading the models imports no numpy (a test checks that
+    both lists agree)."""
+
+    ORACLE = "oracle", "oracle"
+    LIMIT = "limit", "limit"
+    LEARNED = "learned", "learned"
+
+
 class SimulationRun(models.Model):
     """One comparison of policies on a trace, run by a Celery task (dashboard/tasks.py).
 
@@ -34,6 +44,10 @@ class SimulationRun(models.Model):
     policies = models.JSONField(default=list)
     # gangsched's queue-order limit for this run (GANGSCHED_OVERTAKE_LIMIT_S); null: its default.
     overtake_limit_s = models.FloatField(null=True, blank=True)
+    # What the engine is told of runtimes (manage.py simulate --runtimes; docs/forecasts.md).
+    runtimes = models.CharField(
+        max_length=16, choices=SimulationRuntimes.choices, default=SimulationRuntimes.ORACLE
+    )
     results = models.JSONField(null=True, blank=True)
     plots = models.JSONField(default=list)  # file names under plot_dir()
     error = models.TextField(blank=True)
@@ -47,6 +61,10 @@ class SimulationRun(models.Model):
             models.CheckConstraint(
                 condition=models.Q(overtake_limit_s__isnull=True) | models.Q(overtake_limit_s__gte=0.0),
                 name="simulationrun_overtake_limit_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(runtimes__in=SimulationRuntimes.values),
+                name="simulationrun_runtimes_known",
             ),
         ]
 

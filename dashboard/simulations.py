@@ -114,7 +114,8 @@ def simulation_run_execute(run_id: int) -> SimulationRun:
         policies = get_policies(run.policies)
         if run.overtake_limit_s is not None:
             policies = with_overtake_limit(policies, run.overtake_limit_s)
-        comparison = compare(trace, cluster, policies, ReplayOptions(), processes=1, progress=_reporter(run))
+        options = ReplayOptions(runtimes=run.runtimes)
+        comparison = compare(trace, cluster, policies, options, processes=1, progress=_reporter(run))
         results, plots = write_outputs(comparison, plot_dir(run))
     except Exception as error:  # a bad stored trace, a full disk: the run says so instead of hanging
         run.status, run.error, run.finished = SimulationRun.Status.FAILED, str(error), timezone.now()

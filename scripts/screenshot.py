@@ -11,7 +11,9 @@ channel-layer prefix, it seeds the cluster `make run` seeds, submits the demo an
 tour's trainer, and runs the demo for ``--minutes`` of real time in this process (no worker
 needed): a scheduling cycle, a kubelet tick and the timeout sweep every two seconds, the demo
 submitted again every two minutes. The charts, which count per minute, then have a past. It
-starts daphne on a free port and has Chromium sign in and capture each page at 1440x900.
+replays the shared Tiresias trace once (``SIMULATION``: learned runtimes, so the run's page shows
+what the estimates were worth), starts daphne on a free port and has Chromium sign in and
+capture each page at 1440x900; ``--pages simulations simulation`` captures only those.
 Chromium is the browser tests' (Debian's ``/usr/bin/chromium`` or ``GANGSCHED_CHROMIUM``, driven
 by Playwright; nothing is downloaded).
 """
@@ -21,9 +23,11 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from io import StringIO
@@ -44,6 +48,14 @@ PAGES = {
     "timed-out": "/timed-out/",
     "history": "/history/",
     "simulations": "/simulations/",
+    "simulation": "/simulations/{simulation}/",
+}
+#: The finished run the Simulations pages show: a trace that queues on three 4-GPU nodes.
+SIMULATION = {
+    "trace_name": "tiresias-60-jobs.csv",
+    "cluster_spec": "3x{cpu=40,memory=256Gi,nvidia.com/gpu=4}",
+    "policies": ["coscheduling", "gangsched"],
+    "runtimes": "learned",
 }
 TICK_S = 2.0
 RESUBMIT_S = 120.0
@@ -65,6 +77,8 @@ def setup_django() -> None:
     os.environ["DATABASE_URL"] = base.rsplit("/", 1)[0] + "/" + DATABASE
     os.environ["GANGSCHED_CELERY_QUEUE"] = QUEUE
     os.environ["GANGSCHED_CHANNELS_PREFIX"] = QUEUE
+    # The replay's plots, which the server serves: a directory of this run's, removed at the end.
+    os.environ["GANGSCHED_SIMULATIONS_DIR"] = tempfile.mkdtemp(prefix="gangsched-screenshot-")
     import django
 
     django.setup()
@@ -102,6 +116,18 @@ def populate(password: str, minutes: float) -> None:
     print(f"ran the demo for {(time.monotonic() - started) / 60:.1f} min ({ticks} cycles)")
 
 
+def simulation_finished() -> int:
+    """A run as an operator starts it, replayed here (no worker needed); its id."""
+    from django.contrib.auth import get_user_model
+
+    from dashboard.models import SimulationRun
+    from dashboard.simulations import simulation_run_execute
+
+    operator = get_user_model().objects.get(username="operator")
+    run = SimulationRun.objects.create(requested_by=operator, **SIMULATION)
+    return simulation_run_execute(run.pk).pk
+
+
 def serve() -> tuple[subprocess.Popen, str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -120,8 +146,8 @@ def serve() -> tuple[subprocess.Popen, str]:
             time.sleep(0.2)
 
 
-def capture(url: str, password: str, out_dir: Path) -> list[Path]:
-    """Sign in as the operator and capture each page of ``PAGES`` (a page not served, such as
+def capture(url: str, password: str, out_dir: Path, pages: dict[str, str]) -> list[Path]:
+    """Sign in as the operator and capture each page of ``pages`` (a page not served, such as
     one this version lacks, is skipped with a line)."""
     from playwright.sync_api import sync_playwright
 
@@ -136,7 +162,7 @@ def capture(url: str, password: str, out_dir: Path) -> list[Path]:
         page.click("button[type=submit]")
         page.wait_for_url(url + "/")
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name, path in PAGES.items():
+        for name, path in pages.items():
             response = page.goto(url + path)
             if response is None or response.status != 200:
                 print(f"skipped {path}: {response.status if response else 'no answer'}")
@@ -159,12 +185,14 @@ def clean_up() -> None:
     connections.close_all()
     drop_database(settings.DATABASES["default"], DATABASE)
     _redis().delete(QUEUE)  # the cycles this run asked for: no worker reads its queue
+    shutil.rmtree(os.environ["GANGSCHED_SIMULATIONS_DIR"], ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=ROOT / "docs" / "img")
     parser.add_argument("--minutes", type=float, default=5.0, help="How long the demo runs first.")
+    parser.add_argument("--pages", nargs="+", choices=list(PAGES), default=list(PAGES), help="Only these.")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"screenshot: no Chromium at {CHROMIUM}: apt-get install -y chromium")
@@ -179,8 +207,10 @@ def main() -> None:
     server = None
     try:
         populate(password, args.minutes)
+        simulation = simulation_finished()
+        pages = {name: PAGES[name].format(simulation=simulation) for name in args.pages}
         server, url = serve()
-        written = capture(url, password, args.out_dir)
+        written = capture(url, password, args.out_dir, pages)
     finally:
         if server is not None:
             server.terminate()

@@ -10,7 +10,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from dashboard.models import SimulationRun
+from dashboard.models import SimulationRun, SimulationRuntimes
 from dashboard.simulation_start import simulation_run_create
 from dashboard.simulations import (
     MAX_OVERTAKE_LIMIT_S,
@@ -51,6 +51,13 @@ class SimulationInput(serializers.Serializer):
         help_text="gangsched's queue order: least work first, never passed by a job submitted more "
         "than this many seconds later; absent or null: 3600; 0: FIFO",
     )
+    runtimes = serializers.ChoiceField(
+        choices=SimulationRuntimes.values,
+        default=SimulationRuntimes.ORACLE,
+        help_text="what the engine is told of runtimes: oracle (the trace's exact ones), limit (a "
+        "user's limit, runtime x U[1, 10]) or learned (the submitter's last two runs of the same "
+        "job, else the limit); the trace's runtimes always decide when a job ends",
+    )
 
     def validate_cluster(self, value: str) -> str:
         try:
@@ -88,6 +95,7 @@ class SimulationOutput(serializers.ModelSerializer):
             "cluster",
             "policies",
             "overtake_limit_s",
+            "runtimes",
             "requested_by",
             "created",
             "started",
@@ -136,6 +144,7 @@ class SimulationListStartApi(generics.ListAPIView):
             cluster=values["cluster"],
             policies=values.get("policies", []),
             overtake_limit_s=values.get("overtake_limit_s"),
+            runtimes=values["runtimes"],
         )
         return Response(SimulationOutput(run).data, status=status.HTTP_202_ACCEPTED)
 

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboard.api.simulations import START_SIMULATION
-from dashboard.models import SimulationRun
+from dashboard.models import SimulationRun, SimulationRuntimes
 from dashboard.simulation_start import simulation_run_create
 from dashboard.simulations import (
     MAX_OVERTAKE_LIMIT_S,
@@ -61,6 +61,16 @@ class SimulationForm(forms.Form):
         help_text="gangsched's queue: least work first, never passed by a job submitted more than this "
         "many seconds later; empty: 3600 (the default); 0: FIFO",
     )
+    runtimes = forms.ChoiceField(
+        choices=SimulationRuntimes.choices,
+        initial=SimulationRuntimes.ORACLE,
+        required=False,
+        widget=forms.RadioSelect,
+        label="Runtimes the scheduler is told",
+        help_text="oracle: the trace's exact ones; limit: a user's limit (runtime x U[1, 10]); learned: "
+        "the submitter's last two runs of the same job, else the limit. The trace's runtimes always "
+        "decide when a job ends.",
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -72,6 +82,9 @@ class SimulationForm(forms.Form):
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
         return self.cleaned_data["cluster"]
+
+    def clean_runtimes(self) -> str:
+        return self.cleaned_data["runtimes"] or SimulationRuntimes.ORACLE
 
     def clean(self) -> dict:
         data = super().clean()
@@ -116,6 +129,7 @@ def simulation_list(request):
                 cluster=data["cluster"],
                 policies=data["policies"],
                 overtake_limit_s=data.get("overtake_limit_s"),
+                runtimes=data["runtimes"],
             )
             return redirect("dashboard:simulation", run.pk)
     runs = list(
@@ -139,6 +153,7 @@ def simulation_detail(request, pk: int):
         (label, [_show(metrics.get(key), kind) for _name, metrics in policies])
         for label, key, kind in METRICS
     ]
+    rows.extend(_runtime_rows(policies))  # beside the waits they explain
     sizes = list(dict.fromkeys(size for _name, m in policies for size in m.get("wait_by_size", {})))
     for size in sizes:  # the big gangs' wait is what an average over every job hides
         for label, key in (("Avg", "avg_wait_s"), ("p95", "p95_wait_s")):
@@ -191,6 +206,39 @@ def simulation_plot(request, pk: int, name: str):
     if not path.is_file():
         raise Http404("the plot file is gone")
     return FileResponse(path.open("rb"), content_type="image/png")
+
+
+def _runtime_rows(policies: list[tuple[str, dict]]) -> list[tuple[str, list[str]]]:
+    """Without the oracle: what the estimates were worth, and whether gangsched's head kept its
+    promised start (head_book.py) when backfilling planned with them."""
+    rows = []
+    figures = [m.get("runtimes") or {} for _n, m in policies]
+    if any(f.get("mode", "oracle") != "oracle" for f in figures):
+        rows += [
+            ("Starts on a learned estimate", [_source_share(f, "learned") for f in figures]),
+            ("Starts on the limit", [_source_share(f, "limit") for f in figures]),
+            (
+                "Estimate / runtime, median",
+                [_show(f.get("estimate_over_runtime_median"), "ratio") for f in figures],
+            ),
+            ("Jobs underestimated", [_share(f.get("underestimated_share")) for f in figures]),
+        ]
+    heads = [m.get("head_guarantee") for _n, m in policies]
+    if any(heads):
+        rows.append(("Heads late / started as head", [_late_heads(h) for h in heads]))
+    return rows
+
+
+def _source_share(figures: dict, source: str) -> str:
+    starts = figures.get("starts_by_source") or {}
+    total = sum(starts.values())
+    return _share(starts.get(source, 0) / total) if total else "—"
+
+
+def _late_heads(head: dict | None) -> str:
+    if not head:
+        return "—"
+    return f"{head['late']:,} / {head['started_as_head']:,}"
 
 
 def _queue_rows(policies: list[tuple[str, dict]]) -> list[tuple[str, list[str]]]:

@@ -78,6 +78,8 @@ def _credentials(role: str) -> dict:
 
 
 _SIMULATION = {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "policies": ["pod"]}
+#: The same run replayed without the oracle: the same permission starts it.
+_SIMULATION_LEARNED = {**_SIMULATION, "runtimes": "learned"}
 
 #: A queue nobody made: to whoever may not use alice's queue, hers reads as this one.
 NO_SUCH_QUEUE = "no-such-queue"
@@ -129,6 +131,7 @@ REQUESTS = {
     ("dashboard:history", "GET", "queue-filter"): lambda role: {"data": {"queue": "default"}},
     ("dashboard:history", "GET", "actor-filter"): lambda role: {"data": {"actor": "alice"}},
     ("api:simulations", "POST", "default"): lambda role: _json(_SIMULATION),
+    ("api:simulations", "POST", "runtimes-learned"): lambda role: _json(_SIMULATION_LEARNED),
     ("api:queues", "POST", "default"): lambda role: _json(
         {"name": f"queue-{role}", "guarantee": {"cpu": "1"}}
     ),
@@ -142,6 +145,7 @@ REQUESTS = {
     ("dashboard:gangs", "GET", "live-rows"): lambda role: {"data": {"live": "rows"}},
     ("dashboard:timed-out", "GET", "live-rows"): lambda role: {"data": {"live": "rows"}},
     ("dashboard:simulations", "POST", "default"): lambda role: {"data": _SIMULATION},
+    ("dashboard:simulations", "POST", "runtimes-learned"): lambda role: {"data": _SIMULATION_LEARNED},
     ("dashboard:queue-action", "POST", "default"): lambda role: {"data": {"action": "close"}},
     ("login", "POST", "default"): lambda role: {"data": _credentials(role)},
     ("password_reset", "POST", "default"): lambda role: {"data": {"email": "nobody@example.com"}},

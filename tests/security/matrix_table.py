@@ -154,6 +154,7 @@ TABLE: list[Row] = [
     row("api:cluster", "GET", *everyone(OK)),
     row("api:simulations", "GET", *everyone(OK)),
     row("api:simulations", "POST", *OPERATORS_ONLY, ACCEPTED),
+    row("api:simulations", "POST", *OPERATORS_ONLY, ACCEPTED, case="runtimes-learned"),
     row("api:simulation", "GET", *everyone(OK)),
     # The schema and its viewers: signed-in users only (docs/api.md).
     row("api-schema", "GET", *everyone(OK)),
@@ -183,6 +184,7 @@ TABLE: list[Row] = [
     row("dashboard:history", "GET", *everyone(OK), case="actor-filter"),
     row("dashboard:simulations", "GET", *everyone(OK)),
     row("dashboard:simulations", "POST", *OPERATORS_ONLY, REDIRECT),
+    row("dashboard:simulations", "POST", *OPERATORS_ONLY, REDIRECT, case="runtimes-learned"),
     row("dashboard:simulation", "GET", *everyone(OK)),
     row("dashboard:simulation-plot", "GET", *everyone(OK)),
     # Django's account pages: signing in and resetting a password are for everyone.

@@ -103,6 +103,21 @@ def test_anonymous_users_get_401():
             "overtake_limit_s",
             "less than or equal to",
         ),
+        (
+            {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "runtimes": "psychic"},
+            "runtimes",
+            '"psychic" is not a valid choice.',
+        ),
+        (
+            {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "runtimes": None},
+            "runtimes",
+            "may not be null",
+        ),
+        (
+            {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "runtimes": ["limit"]},
+            "runtimes",
+            "is not a valid choice",
+        ),
     ],
 )
 def test_bad_input_is_a_400_with_the_field_and_the_reason(olga, payload, field, reason):
@@ -126,3 +141,23 @@ def test_an_operator_sets_gangsched_s_overtake_limit_for_a_run(olga):
     assert SimulationRun.objects.get(pk=response.json()["id"]).overtake_limit_s == 0.0
     default = client.post(URL, {"trace_csv": LEAST_WORK, "cluster": ONE_NODE}, format="json").json()
     assert default["overtake_limit_s"] is None  # the engine's default
+
+
+@pytest.mark.parametrize("mode", ["oracle", "limit", "learned"])
+def test_an_operator_chooses_what_the_replay_tells_the_engine_of_runtimes(olga, mode):
+    client = client_for(olga)
+    response = client.post(
+        URL, {"trace_csv": LEAST_WORK, "cluster": ONE_NODE, "runtimes": mode}, format="json"
+    )
+    assert response.status_code == 202, response.json()
+    assert response.json()["runtimes"] == mode
+    run = SimulationRun.objects.get(pk=response.json()["id"])
+    assert run.runtimes == mode
+    assert client.get(f"{URL}{run.pk}/").json()["runtimes"] == mode
+
+
+def test_without_runtimes_a_run_replays_with_the_trace_s_exact_ones(olga):
+    response = client_for(olga).post(URL, {"trace_csv": LEAST_WORK, "cluster": ONE_NODE}, format="json")
+    assert response.status_code == 202
+    assert response.json()["runtimes"] == "oracle"
+    assert SimulationRun.objects.get().runtimes == "oracle"

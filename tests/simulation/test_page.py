@@ -9,8 +9,9 @@ from scheduler_core.simulation import DEFAULT_QUEUES
 from scheduler_core.simulation.trace_files import REPOSITORY_TRACES
 from tests.pages.conftest import login
 
-from .helpers import JOB_A_JOB_B, THREE_NODES
+from .helpers import JOB_A_JOB_B, ONE_NODE, THREE_NODES
 from .test_queues import FLOOD, NODE
+from .test_runtimes import ABSURD
 
 pytestmark = pytest.mark.django_db
 URL = "/simulations/"
@@ -69,6 +70,52 @@ def test_an_operator_sets_the_overtake_limit_and_a_bad_one_is_a_form_error(olga)
     response = login(olga).post(URL, {**form, "overtake_limit_s": "600"})
     assert response.status_code == 302
     assert SimulationRun.objects.get().overtake_limit_s == 600.0
+
+
+def test_an_operator_chooses_the_runtimes_and_a_bad_choice_is_a_form_error(olga):
+    client = login(olga)
+    html = client.get(URL).content.decode()
+    for mode in ("oracle", "limit", "learned"):
+        assert f'name="runtimes" value="{mode}"' in html
+    assert 'value="oracle" id="id_runtimes_0" checked' in html  # the default is checked
+    form = {"trace": "tiresias-60-jobs.csv", "cluster": "n32g4", "policies": ["gangsched"]}
+    page = client.post(URL, {**form, "runtimes": "psychic"})
+    assert page.status_code == 400
+    assert "Select a valid choice. psychic is not one of the available choices." in page.content.decode()
+    assert not SimulationRun.objects.exists()
+    assert client.post(URL, {**form, "runtimes": "learned"}).status_code == 302
+    assert client.post(URL, form).status_code == 302  # none chosen: the trace's exact runtimes
+    assert list(SimulationRun.objects.order_by("pk").values_list("runtimes", flat=True)) == [
+        "learned",
+        "oracle",
+    ]
+
+
+def test_the_list_and_a_run_s_page_show_its_runtimes(alice):
+    """A learned run's page says so and adds what the estimates were worth (ABSURD: one user's
+    three runs of one job; the first starts on its limit, the next two on what was learned)."""
+    run = SimulationRun.objects.create(
+        trace_name="absurd.csv",
+        trace_text=ABSURD,
+        cluster_spec=ONE_NODE,
+        policies=["gangsched", "fifo-gang"],
+        runtimes="learned",
+    )
+    simulation_run_execute(run.pk)
+    client = login(alice)
+    assert '<td class="simulation-runtimes">learned</td>' in client.get(URL).content.decode()
+    html = client.get(f"/simulations/{run.pk}/").content.decode()
+    assert "Runtimes the scheduler was told: <strong>learned</strong>" in html
+    assert '<tr><th scope="row">Starts on a learned estimate</th><td>66.7%</td><td>66.7%</td></tr>' in html
+    assert '<tr><th scope="row">Starts on the limit</th><td>33.3%</td><td>33.3%</td></tr>' in html
+    assert '<th scope="row">Heads late / started as head</th><td>' in html  # gangsched's alone
+    oracle = SimulationRun.objects.create(
+        trace_name="absurd.csv", trace_text=ABSURD, cluster_spec=ONE_NODE, policies=["gangsched"]
+    )
+    simulation_run_execute(oracle.pk)
+    html = client.get(f"/simulations/{oracle.pk}/").content.decode()
+    assert "Runtimes the scheduler was told: <strong>oracle</strong> (the trace's exact ones)" in html
+    assert "Starts on a learned estimate" not in html  # exact runtimes: nothing to judge
 
 
 def test_a_finished_run_shows_the_policies_side_by_side_and_serves_its_plots(alice):

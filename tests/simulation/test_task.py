@@ -1,14 +1,21 @@
 """The run's task: called directly, and in a real Celery worker."""
 
 import pytest
+from django.db import IntegrityError
 
-from dashboard.models import SimulationRun
+from dashboard.models import SimulationRun, SimulationRuntimes
 from dashboard.simulation_start import simulation_run_create
 from dashboard.simulations import plot_dir, simulation_run_execute
+from dashboard.tasks import run_simulation
+from scheduler_core.simulation import RUNTIME_MODES
 from scheduler_core.simulation.plots import PLOTS
 from tests.loop.workers import Worker, wait_for
 
 from .helpers import JOB_A_JOB_B, LEAST_WORK, ONE_NODE, THREE_NODES
+from .test_runtimes import ABSURD
+
+#: ABSURD's three runs of one job by one user: what each start was planned with, per mode.
+STARTS_BY_SOURCE = {"oracle": {"declared": 3}, "limit": {"limit": 3}, "learned": {"learned": 2, "limit": 1}}
 
 
 def _upload_run(user=None, text=JOB_A_JOB_B) -> SimulationRun:
@@ -53,6 +60,35 @@ def test_a_run_replays_gangsched_with_its_overtake_limit(limit, small_start):
     assert results["gangsched"]["avg_wait_s"] == pytest.approx(waits[limit])
 
 
+def test_the_run_s_modes_are_the_replay_s():
+    """Spelled twice (loading the models imports no numpy): both lists must agree."""
+    assert SimulationRuntimes.values == list(RUNTIME_MODES)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", RUNTIME_MODES)
+def test_the_task_replays_with_the_run_s_runtimes(mode):
+    run = SimulationRun.objects.create(
+        trace_name="absurd.csv",
+        trace_text=ABSURD,
+        cluster_spec=ONE_NODE,
+        policies=["gangsched"],
+        runtimes=mode,
+    )
+    run_simulation.apply(args=[run.pk])  # the Celery task's body, in this process
+    run.refresh_from_db()
+    assert run.status == SimulationRun.Status.SUCCEEDED, run.error
+    assert run.results["runtimes"] == mode
+    figures = run.results["policies"]["gangsched"]["runtimes"]
+    assert figures["mode"] == mode and figures["starts_by_source"] == STARTS_BY_SOURCE[mode]
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_a_mode_the_replay_does_not_know():
+    with pytest.raises(IntegrityError, match="simulationrun_runtimes_known"):
+        SimulationRun.objects.create(trace_name="t.csv", cluster_spec="n32g4", runtimes="psychic")
+
+
 @pytest.mark.django_db
 def test_a_run_whose_stored_trace_went_bad_fails_with_the_reason():
     run = _upload_run(text=JOB_A_JOB_B + "C,zero,1,1,1,1,1Gi,0,0,\n")
@@ -70,10 +106,11 @@ def test_a_real_worker_runs_a_started_simulation(olga):
         run = simulation_run_create(
             user=olga,
             shared=None,
-            upload_name="ab.csv",
-            upload_text=JOB_A_JOB_B,
-            cluster=THREE_NODES,
+            upload_name="absurd.csv",
+            upload_text=ABSURD,
+            cluster=ONE_NODE,
             policies=["fifo-gang"],
+            runtimes="learned",
         )
         done = wait_for(
             lambda: SimulationRun.objects.filter(pk=run.pk, status__in=["succeeded", "failed"]).first(),
@@ -83,5 +120,8 @@ def test_a_real_worker_runs_a_started_simulation(olga):
     finally:
         worker.stop()
     assert done.status == "succeeded", done.error
-    assert done.results["policies"]["fifo-gang"]["jobs_finished"] == 5
+    assert done.results["policies"]["fifo-gang"]["jobs_finished"] == 3
+    assert (
+        done.results["policies"]["fifo-gang"]["runtimes"]["starts_by_source"] == STARTS_BY_SOURCE["learned"]
+    )
     assert (plot_dir(done) / "comparison.png").is_file()
