@@ -1,10 +1,12 @@
 """The figures of bench/simulate_runtimes.sh in one file: per trace, mode and policy.
 
-    python bench/runtimes_summary.py bench/results/simulate-runtimes LOAD_BEFORE LOAD_AFTER WALL_S
+    python bench/runtimes_summary.py DIR LOAD_BEFORE LOAD_AFTER WALL_S [COMMAND]
 
-Reads every ``<trace>-<mode>/results.json`` under the directory, writes ``summary.json`` beside
-them and prints the table docs/forecasts.md shows, with the targets' figures (gangsched's
-average wait under ``learned`` against coscheduling's and against its own ``oracle`` one).
+Reads every ``<trace>-<mode>/results.json`` under DIR (bench/results/simulate-runtimes, or its
+``queues/`` and ``topology/``), writes ``summary.json`` beside them and prints the figures
+docs/forecasts.md shows: with gangsched and coscheduling, the targets' (gangsched's average wait
+under ``learned`` against coscheduling's and against its own ``oracle`` one); with queues, the
+fairness and reclaim figures; with a topology, where the eligible gangs landed.
 """
 
 from __future__ import annotations
@@ -32,6 +34,39 @@ def figures(policy: dict) -> dict:
         "jobs_total": policy["jobs_total"],
         "runtimes": policy.get("runtimes"),
         "head_guarantee": policy.get("head_guarantee"),
+        **queue_figures(policy),
+        **topology_figures(policy),
+    }
+
+
+def queue_figures(policy: dict) -> dict:
+    """Fairness and reclaim, and each queue's wait (the queue replays' table)."""
+    if "queues" not in policy:
+        return {}
+    return {
+        "jain_index": policy.get("jain_index"),
+        "reclaim_evictions": policy.get("reclaim_evictions"),
+        "reclaim_lost_gpu_hours": policy.get("reclaim_lost_gpu_hours"),
+        "queues": {
+            name: {key: queue.get(key) for key in ("avg_wait_s", "p95_wait_s", "below_guarantee_share")}
+            for name, queue in policy["queues"].items()
+        },
+    }
+
+
+def topology_figures(policy: dict) -> dict:
+    """The gangs that may span nodes: how many started, in one rack and in one block, their wait."""
+    eligible = policy.get("topology", {}).get("eligible")
+    if eligible is None:
+        return {}
+    levels = eligible.get("levels", {})
+    return {
+        "eligible": {
+            "gangs": eligible.get("gangs"),
+            "one_rack_share": levels.get("rack", {}).get("one_domain_share"),
+            "one_block_share": levels.get("block", {}).get("one_domain_share"),
+            "avg_wait_s": eligible.get("avg_wait_s"),
+        }
     }
 
 
@@ -46,7 +81,7 @@ def main(argv: list[str]) -> None:
         }
     targets = {}
     for name, modes in traces.items():
-        if {"oracle", "learned"} <= set(modes):
+        if {"oracle", "learned"} <= set(modes) and {"gangsched", "coscheduling"} <= set(modes["oracle"]):
             learned = modes["learned"]["gangsched"]["avg_wait_s"]
             cosched = modes["learned"]["coscheduling"]["avg_wait_s"]
             oracle = modes["oracle"]["gangsched"]["avg_wait_s"]
@@ -55,7 +90,7 @@ def main(argv: list[str]) -> None:
                 "learned_above_oracle": round(learned / oracle - 1, 4) if oracle else None,
             }
     summary = {
-        "command": "bench/simulate_runtimes.sh",
+        "command": argv[4].strip() if len(argv) > 4 else "bench/simulate_runtimes.sh",
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "load_average_before": argv[1],
@@ -74,7 +109,8 @@ def main(argv: list[str]) -> None:
                     f"{name:15} {mode:8} {policy:13} wait {m['avg_wait_s']:8.1f} / {m['p95_wait_s']:8.1f}"
                     f"  JCT {m['avg_jct_s']:8.1f}  util {m['gpu_utilization']:.3f}  {late}"
                 )
-    print(json.dumps(targets, indent=2))
+    if targets:
+        print(json.dumps(targets, indent=2))
 
 
 if __name__ == "__main__":

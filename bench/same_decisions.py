@@ -1,6 +1,7 @@
 """Whether a replay's decisions are the ones committed: ``results.json`` files against git.
 
     python bench/same_decisions.py bench/results/simulate/*/results.json [--against REV]
+    python bench/same_decisions.py RERUN=COMMITTED ...
 
 A speed-up of the engine or the replay must not change one decision. Rerunning the
 replay scripts (``bench/simulate*.sh``) rewrites their ``results.json``; this compares each with
@@ -8,6 +9,9 @@ the version at ``REV`` (default HEAD) with every timing field left out (a key na
 wall time or timing: the only figures that may move). It prints ``same`` or ``DIFFERENT`` and the
 first differing paths per file, and exits 1 if any file differs. A field only in the rerun is a
 metric added since (listed, not a difference); a field only in the committed file is one.
+A file given as ``RERUN=COMMITTED`` is compared with the committed version of another path: an
+``oracle`` run that bench/simulate_runtimes.sh wrote beside its other modes against the result of
+the script that replayed it first.
 """
 
 from __future__ import annotations
@@ -72,15 +76,17 @@ def committed(path: Path, revision: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("files", nargs="+")
     parser.add_argument("--against", default="HEAD", help="git revision to compare with (default HEAD)")
     args = parser.parse_args(argv)
     differing = 0
-    for path in args.files:
+    for given in args.files:
+        path, _, other = str(given).partition("=")
+        path = Path(path)
         new = without_timings(json.loads(path.read_text()))
-        old = without_timings(committed(path, args.against))
+        old = without_timings(committed(Path(other) if other else path, args.against))
         found, added = differences(old, new)
-        print(f"{'same' if not found else 'DIFFERENT'} {path}")
+        print(f"{'same' if not found else 'DIFFERENT'} {given}")
         for line in found[:5]:
             print(f"    {line}")
         if added:

@@ -69,3 +69,19 @@ def _bump(value, timings: bool) -> bool:
         if _bump(item, timings):
             return True
     return False
+
+
+def test_a_rerun_written_elsewhere_is_compared_with_the_committed_file_it_names(same, tmp_path, capsys):
+    """RERUN=COMMITTED: an oracle run of bench/simulate_runtimes.sh against the result of the
+    script that replayed it first."""
+    committed = same.committed(same.ROOT / RESULTS, "HEAD")
+    rerun = tmp_path / "tiresias-600-oracle.json"
+    rerun.write_text(json.dumps({**committed, "added_since": 1}))
+    assert same.main([f"{rerun}={RESULTS}"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"same {rerun}={RESULTS}") and "new fields, not compared: /added_since" in out
+    changed = json.loads(json.dumps(committed))
+    assert _bump(changed, timings=False)
+    rerun.write_text(json.dumps(changed))
+    assert same.main([f"{rerun}={RESULTS}"]) == 1
+    assert same.main([f"{rerun}=bench/results/simulate/production-10k/results.json"]) == 1
