@@ -216,14 +216,14 @@ class Trial:
                     available = np.minimum(available, self.limit)
                 fit = fit_counts(available, request, mask) if counts is None else np.where(mask, counts, 0)
                 takes = choose(fit, need, available, self.state.alloc, request, placement, self.state.scale)
-                where = np.flatnonzero(takes)
+                where = np.flatnonzero(takes > 0)
                 times = takes[where]
             else:
                 available = self.state.free_at(nodes)
                 fit = fit_counts(available, request)
                 alloc = self.state.alloc[nodes]
                 takes = choose(fit, need, available, alloc, request, placement, self.state.scale)
-                chosen = np.flatnonzero(takes)
+                chosen = np.flatnonzero(takes > 0)
                 where, times = nodes[chosen], takes[chosen]
             if where.size:
                 self.state.take(where, times, request)
