@@ -26,14 +26,15 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from scheduler_core.engine.apply import apply_result
 from scheduler_core.engine.carry import Carry
 from scheduler_core.engine.config import EngineConfig
 from scheduler_core.engine.cycle import run_cycle
 from scheduler_core.engine.decisions import CycleResult, TransitionKind
-from scheduler_core.engine.model import INACTIVE_PHASES, GangMode, GangPhase, Pod, Snapshot
+from scheduler_core.engine.model import GangMode, GangPhase, Pod, Snapshot
 from scheduler_core.engine.runtimes import Estimate, overrun
 
+from .book import Book
+from .history import SKIPPED, History
 from .room import Room
 from .window import Window
 
@@ -78,8 +79,9 @@ class Future:
         tick: float,
         resolution: float,
         window: Window,
+        history: History | None = None,
     ) -> None:
-        self.snapshot = snapshot
+        self.book = Book(snapshot)
         self.now = now
         self.config = config
         self.truth = truth
@@ -89,6 +91,8 @@ class Future:
         self.tick = tick
         self.resolution = resolution
         self.window = window
+        self.history = history if history is not None else History()
+        self.past = 0  # this run's past, as ``history`` numbers it (0: the first cycle)
         self.out = Run(quantile)
         self.carry = Carry()
         self.room = Room(snapshot.nodes, snapshot.pods)
@@ -96,8 +100,6 @@ class Future:
         self.requests = {pod.key: pod.requests for pod in snapshot.pods}
         self.gang_of = {pod.key: pod.gang for pod in snapshot.pods}
         self.reserved = {pod.key: pod.reserved_node for pod in snapshot.pods if pod.reserved_node}
-        # Pending pods that hold nothing, by gang (None: pods of no gang or of a settled gang).
-        self.waiting: dict[str | None, dict[str, Pod]] = {}
         self.ends: list[tuple[float, str, int]] = []  # (true end, pod key, binding) of bound pods
         self.binding: Counter[str] = Counter()  # pod key -> how many times it was bound
         self.believed: list[tuple[float, str]] = []  # (the engine's end, pod key): overrun checks
@@ -108,6 +110,11 @@ class Future:
         for pod in snapshot.pods:
             if pod.node is not None and not pod.terminating:
                 self._bound(pod, now)
+
+    @property
+    def waiting(self) -> dict[str | None, dict[str, Pod]]:
+        """Pending pods that hold nothing, by gang (None: pods of no gang or of a settled gang)."""
+        return self.book.waiting
 
     def _bound(self, pod: Pod, now: float) -> None:
         """Remember a bound pod and when it really ends in this run."""
@@ -146,10 +153,20 @@ class Future:
                 self.out.stopped_by = HORIZON
                 break
             self._end_until(t)
-            if not rerun and not self.room.may_start(self._waiting()):
+            past = self.history.next(self.past, t, self.gone, self.finished)
+            result = self.history.result(past)
+            if result is SKIPPED or (
+                result is None and not rerun and not self.room.may_start(self._waiting())
+            ):
+                self.history.record(past, SKIPPED)
                 continue  # nothing can start on this room: no cycle until more ends
+            self.past = past
             self._refresh(t)
-            result = run_cycle(self._shown(), t, self.config, self.carry)
+            if result is None:
+                result = run_cycle(self._shown(), t, self.config, self.carry)
+                self.history.record(past, result)
+            else:
+                self.carry.requeue.clear()  # it did not see this cycle: its book starts again
             self.out.cycles += 1
             self._apply(result, t)
             rerun = _rerun(result)
@@ -157,32 +174,20 @@ class Future:
             self.out.stopped_by = ALL_STARTED
         self.out.end = t
         self._refresh(t)
-        for gang in self.snapshot.gangs:
-            if gang.key in self.watched and gang.phase == GangPhase.TIMED_OUT:
-                self.out.timed_out.add(gang.key)
+        for key in self.watched:
+            gang = self.book.gangs.get(key)
+            if gang is not None and gang.phase == GangPhase.TIMED_OUT:
+                self.out.timed_out.add(key)
         return self.out
 
     def _shown(self) -> Snapshot:
         """The snapshot without the waiting units the window leaves out (``window.py``)."""
-        holders = {self.snapshot_gang(key) for key in self.reserved} - {None}
+        holders = {self.gang_of.get(key) for key in self.reserved} - {None}
         need = {key: self.watched[key] - self.bound_of[key] for key in self.watched}
         shown = self.window.shown(self.waiting, self.room, need, self.modes, holders)
         if shown is None:
-            return self.snapshot
-        gangs, lone = shown
-        pods = tuple(
-            p
-            for p in self.snapshot.pods
-            if p.node is not None
-            or p.reserved_node is not None
-            or p.terminating
-            or p.gang in gangs
-            or p.key in lone
-        )
-        return dataclasses.replace(self.snapshot, pods=pods)
-
-    def snapshot_gang(self, pod_key: str) -> str | None:
-        return self.gang_of.get(pod_key)
+            return self.book.snapshot()
+        return self.book.shown(*shown)
 
     def _waiting(self):
         """(members still needed, NonStrict?, pending requests) per gang or pod that waits."""
@@ -197,7 +202,7 @@ class Future:
                 yield need, self.modes.get(gang, False), list(pods.values())
 
     def _apply(self, result: CycleResult, t: float) -> None:
-        self.snapshot = apply_result(self.snapshot, result, t)
+        changed = self.book.apply(result, t)
         for release in result.releases:
             if self.reserved.pop(release.pod, None) is not None:
                 self.room.take(self.requests[release.pod], release.node, -1)
@@ -207,10 +212,7 @@ class Future:
                 self.room.take(self.requests[reserve.pod], old, -1)
             self.reserved[reserve.pod] = reserve.node
             self.room.take(self.requests[reserve.pod], reserve.node, 1)
-        changed = {bind.pod for bind in result.binds} | {evict.pod for evict in result.evictions}
-        for pod in self.snapshot.pods if changed else ():
-            if pod.key not in changed:
-                continue
+        for pod in changed:
             if pod.node is not None:
                 old = self.reserved.pop(pod.key, None)
                 if old is not None:
@@ -227,18 +229,6 @@ class Future:
             if need is not None and self.bound_of[bind.gang] >= need:
                 self.out.starts[bind.gang] = t
                 del self.watched[bind.gang]
-        self._collect_waiting()
-
-    def _collect_waiting(self) -> None:
-        gangs = {gang.key: gang for gang in self.snapshot.gangs}
-        self.waiting = {}
-        for pod in self.snapshot.pods:
-            if pod.node is None and pod.reserved_node is None and not pod.terminating:
-                gang = gangs.get(pod.gang) if pod.gang is not None else None
-                if gang is not None and gang.phase in INACTIVE_PHASES:
-                    continue
-                key = None if gang is None or gang.settled else gang.key
-                self.waiting.setdefault(key, {})[pod.key] = pod
 
     def _end_until(self, t: float) -> None:
         """Every pod that really ended by ``t`` is gone; so is a gang all of whose bound pods
@@ -254,11 +244,7 @@ class Future:
                 self.bound_of[pod.gang] -= 1
                 if self.bound_of[pod.gang] <= 0 and pod.gang not in self.watched:
                     self.finished.add(pod.gang)
-                    for left in self.waiting.pop(pod.gang, {}):
-                        self.gone.add(left)
-                    for other in [k for k, p in self.waiting.get(None, {}).items() if p.gang == pod.gang]:
-                        self.gone.add(other)
-                        del self.waiting[None][other]
+                    self.gone.update(self.book.forget_waiting(pod.gang))
 
     def _refresh(self, t: float) -> None:
         """The snapshot at ``t``: without the pods gone and the gangs finished, and with the
@@ -276,14 +262,8 @@ class Future:
         for key, pod in late.items():
             self.bound_pods[key] = pod
             heapq.heappush(self.believed, (pod.started + pod.duration, key))
-        if not (late or self.gone or self.finished):
-            return
-        gone, snapshot = self.gone, self.snapshot
-        pods = tuple(late.get(p.key, p) for p in snapshot.pods if p.key not in gone)
-        gangs = snapshot.gangs
-        if self.finished:
-            gangs = tuple(g for g in gangs if g.key not in self.finished)
-        self.snapshot = dataclasses.replace(snapshot, pods=pods, gangs=gangs)
+        self.book.replace(late.values())
+        self.book.drop(self.gone, self.finished)
         self.gone, self.finished = set(), set()
 
 

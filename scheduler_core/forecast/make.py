@@ -12,6 +12,7 @@ from scheduler_core.engine.model import Gang, Pod, Snapshot
 from scheduler_core.engine.runtimes import DECLARED
 
 from .future import CYCLES, NO_EVENT, Future, Run, Truth
+from .history import History
 from .positions import positions
 from .results import EXPECTED, LATER, NONE, Forecasts, GangForecast, RunSummary, WaitingFor
 from .spreads import DEFAULT_SPREADS, UNKNOWN, Spread
@@ -56,6 +57,7 @@ def forecast(
     watched = {key: gangs[key].min_member for key in where}
     first = run_cycle(snapshot, now, config)
     window = Window(snapshot, config)
+    history = History()  # cycles shared by runs whose pasts are the same (history.py)
     runs = [
         Future(
             snapshot,
@@ -69,6 +71,7 @@ def forecast(
             tick=tick,
             resolution=resolution,
             window=window,
+            history=history,
         ).run(first)
         for quantile in quantiles
     ]
