@@ -19,7 +19,8 @@ The API the service calls::
   pods with ``started`` and ``duration`` = the estimate with the overrun rule), ``now`` its time;
 - ``sources``: the source of each gang's runtime estimate; ``spreads`` (``spreads.py``): how far
   an estimate of each source may be from the truth;
-- how: ``make.py`` (the runs put together), ``future.py`` (one forward run), ``room.py`` and
+- how: ``make.py`` (the runs put together), ``future.py`` (one forward run), ``book.py`` (its
+  pods and gangs), ``history.py`` (cycles runs share), ``room.py`` and
   ``window.py`` (the cycles and units a run may skip), ``positions.py`` (Kueue's positions),
   ``results.py`` (what comes out). docs/forecasts.md, "How forecasts are
   made", says what a forecast assumes.
