@@ -33,6 +33,7 @@ class FreeIndex:
         self._changed = np.zeros(nodes, bool)
         self._changed_nodes = np.zeros(REBUILD_AFTER, np.int64)  # the first ``_count`` of them
         self._count = 0
+        self._shapes: dict[int, tuple[np.ndarray, list[int], int]] = {}  # by id(request): ``_shape``
 
     def changed(self, nodes: np.ndarray) -> None:
         """The free capacity of ``nodes`` changed."""
@@ -63,31 +64,41 @@ class FreeIndex:
         admitted: list[bool],
     ) -> int:
         """``placement.whole_fit`` over every node: the node that takes all ``need`` copies, or -1."""
-        wanted = need * request
-        columns = np.flatnonzero(request > 0)
-        dominant = int(np.argmax(request / scale))
-        # Each requested resource's free column (a view: the free capacity is column-major) and
-        # the amount wanted of it; the dominant one is settled by where the scan starts.
-        rooms = [(free[:, column], wanted[column]) for column in columns.tolist() if column != dominant]
+        columns, dominant = self._shape(request, scale)
+        wanted = [need * amount for amount in request[columns].tolist()]
+        wanted_dominant = need * int(request[dominant])
+        # Each other requested resource's free column (a view: the free capacity is column-major)
+        # and the amount wanted of it; the dominant one is settled by where the scan starts.
+        rooms = [(free[:, c], w) for c, w in zip(columns, wanted, strict=True) if c != dominant]
         found = []
         for kind in range(len(self.members)):
             if admitted[kind]:
                 order, values = self._order(kind, dominant, free)
-                start = int(np.searchsorted(values, wanted[dominant]))
-                node = self._scan(order, start, rooms, mask)
+                node = self._scan(order, int(values.searchsorted(wanted_dominant)), rooms, mask)
                 if node >= 0:
                     found.append(node)
-        # The nodes changed since the orders were sorted, judged on their own.
-        changed = self._changed_nodes[: self._count]
-        ok = mask[changed]
-        for column in columns:
-            ok &= free[changed, column] >= wanted[column]
-        nodes = np.concatenate((np.array(found, np.int64), changed[ok]))
-        if not nodes.size:
-            return -1
+        if self._count:
+            # The nodes changed since the orders were sorted, judged on their own.
+            changed = self._changed_nodes[: self._count]
+            ok = mask[changed]
+            for column, amount in zip(columns, wanted, strict=True):
+                ok &= free[changed, column] >= amount
+            found.extend(changed[ok].tolist())
+        if len(found) <= 1:
+            return found[0] if found else -1
         # As ``whole_fit``: the least left after placing, then the lowest index.
-        left = (free[nodes, dominant] - wanted[dominant]) / np.maximum(alloc[nodes, dominant], 1)
+        nodes = np.array(found, np.int64)
+        left = (free[nodes, dominant] - wanted_dominant) / np.maximum(alloc[nodes, dominant], 1)
         return int(nodes[np.lexsort((nodes, left))[0]])
+
+    def _shape(self, request: np.ndarray, scale: np.ndarray) -> tuple[list[int], int]:
+        """The requested columns and the dominant one, once per request row (rows are cached
+        per shape by ``ClusterState.vector_of``, so the same object comes back)."""
+        found = self._shapes.get(id(request))
+        if found is None or found[0] is not request:
+            found = (request, np.flatnonzero(request > 0).tolist(), int(np.argmax(request / scale)))
+            self._shapes[id(request)] = found
+        return found[1], found[2]
 
     def _order(self, kind: int, column: int, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         found = self._orders.get((kind, column))
