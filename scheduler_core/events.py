@@ -17,11 +17,15 @@ so sockets drop their subscription to it and their cached answer about it, and t
 when its user could see that gang (the notice carries its submitter for that: the row is gone).
 Best effort: a notice lost (Redis away) leaves a subscription no event will reach, an answer
 about an id no event will carry again, and a row on a page until its next refresh.
+
+A forecast run (``tasks.forecast_gangs``) is announced the same way, once stored:
+``forecast.updated`` to ``gangs``, with the gangs whose forecast changed (``forecasts_announce``).
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -35,6 +39,8 @@ from scheduler_core.models import Gang, GangEvent
 logger = logging.getLogger(__name__)
 
 ALL_GANGS = "gangs"
+#: The channel-layer type (and the consumer's handler, ``forecast_updated``) of a forecast run.
+FORECAST_UPDATED = "forecast.updated"
 
 
 def gang_group_name(gang_id: int) -> str:
@@ -138,6 +144,26 @@ def deleted_send(payloads: list[dict]) -> None:
             payloads[0]["gang"],
             exc_info=True,
         )
+
+
+def forecasts_announce(made_at: float, changed: list[tuple[int, str, str]]) -> None:
+    """Tell every socket that a forecast run was stored (``services/forecasts.py``): when it was
+    made and the gangs whose forecast changed, each with its id and submitter for the consumer
+    to apply the API's visibility rule (it forwards a user only the keys of gangs they may see).
+    Best effort, as deletion notices: a notice lost leaves a page showing the last forecast, with
+    its age, until the next run."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    payload = {
+        "type": FORECAST_UPDATED,
+        "made_at": datetime.fromtimestamp(made_at, tz=UTC).isoformat(),
+        "gangs": [[gang_id, key, submitter] for gang_id, key, submitter in changed],
+    }
+    try:
+        async_to_sync(_send_all)(layer, [(ALL_GANGS, payload)])
+    except Exception:
+        logger.warning("forecast notice not sent to the sockets", exc_info=True)
 
 
 def connect_signals() -> None:

@@ -1,7 +1,8 @@
 """Celery tasks: thin wrappers that name a worker and call one service each.
 
 Every task is safe to run twice (at-least-once delivery with acks_late): the cycle and the sweep
-take the scheduler lease or return at once, the kubelet tick and the publisher are idempotent.
+take the scheduler lease or return at once, the kubelet tick and the publisher are idempotent,
+and a forecast run replaces the last one's forecasts whole.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from django.conf import settings
 
 import gangsched.celery  # noqa: F401  (the app @shared_task binds to: gangsched/__init__.py)
 from scheduler_core.db.dry_run import dry_run_active
-from scheduler_core.events import events_publish
+from scheduler_core.events import events_publish, forecasts_announce
 from scheduler_core.reads.node_usage import usage_compact
 from scheduler_core.services.cycle import cycle_run, timeouts_sweep
+from scheduler_core.services.forecasts import forecasts_enabled, forecasts_run
 from scheduler_core.services.kubelet import kubelet_tick
 from scheduler_core.services.queue_history import queue_samples_prune
 from scheduler_core.services.reconcile import LeaseBusy, reconcile
@@ -28,6 +30,9 @@ logger = logging.getLogger(__name__)
 
 #: Set while a cycle is queued and not yet started, so that a burst of triggers queues one.
 QUEUED_KEY = "gangsched:cycle:queued"
+#: Held while a forecast run runs: a run due meanwhile is skipped. It expires with the task's
+#: hard time limit, so a worker killed mid-run does not stop the forecasts.
+FORECAST_LOCK_KEY = "gangsched:forecast:running"
 
 
 def _holder(task) -> str:
@@ -128,3 +133,32 @@ def reconcile_drift(self) -> int:
     if repairs:
         events_publish()
     return len(repairs)
+
+
+@shared_task(ignore_result=True)
+def forecast_gangs() -> dict:
+    """Every pending gang's start forecast, stored (services/forecasts.py), and the pages told.
+    Nothing while ``GANGSCHED_FORECAST_INTERVAL_S`` is 0, nor while another run is still going.
+    It takes no lock a cycle waits for: the cycles go on meanwhile, on the worker's other
+    processes."""
+    if not forecasts_enabled():
+        return {"ran": False, "reason": "disabled"}
+    lock = _redis().lock(FORECAST_LOCK_KEY, timeout=settings.CELERY_TASK_TIME_LIMIT + 10)
+    if not lock.acquire(blocking=False):
+        return {"ran": False, "reason": "busy: the previous forecast run is still going"}
+    try:
+        run = forecasts_run()
+    finally:
+        try:
+            lock.release()
+        except redis.exceptions.LockError:  # expired meanwhile (another run may hold it now)
+            logger.warning("forecast run outlived its lock (%s s)", settings.CELERY_TASK_TIME_LIMIT + 10)
+    forecasts_announce(run.made_at, run.changed)
+    logger.log(
+        logging.INFO if run.changed else logging.DEBUG,
+        "forecast: %d pending gangs, %d changed, in %.3fs",
+        run.gangs,
+        len(run.changed),
+        run.duration_s,
+    )
+    return {"ran": True, "gangs": run.gangs, "changed": len(run.changed)}

@@ -85,6 +85,12 @@ GANGSCHED_RESTARTS_FILE = os.environ.get("GANGSCHED_RESTARTS_FILE", "")
 # How often beat runs a cycle, the simulated kubelet and the timeout sweep, in seconds.
 GANGSCHED_CYCLE_INTERVAL_S = float(os.environ.get("GANGSCHED_CYCLE_INTERVAL_S", "1"))
 
+# How often beat has every pending gang's start forecast (scheduler_core/services/forecasts.py),
+# in seconds; 0: never (no forecast is made or shown).
+GANGSCHED_FORECAST_INTERVAL_S = parse_seconds(
+    "GANGSCHED_FORECAST_INTERVAL_S", os.environ.get("GANGSCHED_FORECAST_INTERVAL_S"), 30.0
+)
+
 # Hours of queue history (scheduler_core/models/queue_history.py: one sample per queue and
 # minute) kept for the Queues page's chart; the timeout sweep deletes older minutes.
 GANGSCHED_QUEUE_HISTORY_HOURS = float(os.environ.get("GANGSCHED_QUEUE_HISTORY_HOURS", "24"))
@@ -124,6 +130,13 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": 30 * GANGSCHED_CYCLE_INTERVAL_S},
     },
 }
+if GANGSCHED_FORECAST_INTERVAL_S > 0:
+    # Skipped while the previous run is still going (tasks.forecast_gangs' Redis lock).
+    CELERY_BEAT_SCHEDULE["gang-forecasts"] = {
+        "task": "scheduler_core.tasks.forecast_gangs",
+        "schedule": GANGSCHED_FORECAST_INTERVAL_S,
+        "options": {"expires": GANGSCHED_FORECAST_INTERVAL_S},
+    }
 
 # Fault injection for the crash tests (tests/loop/test_worker.py, bench/): seconds to sleep after
 # a cycle has journaled its binds and before it binds them, so a test can kill the worker there.

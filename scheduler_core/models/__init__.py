@@ -3,6 +3,7 @@
 - ``cluster``: Node, the machines the scheduler places pods on; NodeUsage, what their pods use;
   UsageMinute, how the cluster's use changed per minute.
 - ``gangs``: GangGroup, Gang and Member (a gang's pods, or a pod scheduled alone).
+- ``forecasts``: GangForecast, the latest start-time forecast of each pending gang.
 - ``history``: append-only records: SchedulingCycle, GangEvent (drained by the publisher),
   BindJournal (a decided placement written before the bind is attempted).
 - ``lease``: SchedulerLease, the single-scheduler lease with its fencing epoch.
@@ -20,6 +21,7 @@ the engine and validators only.
 """
 
 from .cluster import Node, NodeUsage, UsageMinute
+from .forecasts import GangForecast
 from .gangs import Gang, GangGroup, Member, MemberPhase, RestartPolicy
 from .history import (
     BindIntent,
@@ -45,6 +47,7 @@ __all__ = [
     "GangEvent",
     "GangEventKind",
     "GangEventMinute",
+    "GangForecast",
     "GangGroup",
     "HyperNode",
     "IntentState",

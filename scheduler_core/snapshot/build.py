@@ -35,7 +35,7 @@ from scheduler_core.snapshot.json_fields import (  # noqa: F401  (re-exported: c
     toleration_to_json,
 )
 from scheduler_core.snapshot.queues import queues_read
-from scheduler_core.snapshot.reuse import REUSE
+from scheduler_core.snapshot.reuse import REUSE, SnapshotReuse
 from scheduler_core.snapshot.runtimes import pod_duration
 from scheduler_core.snapshot.topology import topologies_read, topology_constraint
 
@@ -121,7 +121,7 @@ def group_to_engine(group: GangGroup) -> engine.GangGroup:
 # ---------------------------------------------------------------- the snapshot
 
 
-def build_snapshot(now: float | None = None) -> engine.Snapshot:
+def build_snapshot(now: float | None = None, *, reuse: SnapshotReuse = REUSE) -> engine.Snapshot:
     """The cluster and its work as the engine sees it, read in seven queries (the queue tree is
     one: ``snapshot/queues.py``; the topologies two: ``snapshot/topology.py``).
 
@@ -135,15 +135,16 @@ def build_snapshot(now: float | None = None) -> engine.Snapshot:
     result equals ``*_to_engine`` applied to the rows. The engine objects of rows that did not
     change since this process's last build are that build's objects (``snapshot/reuse.py``).
     A pod's duration is what the scheduler believes at ``now`` (default: the clock), as
-    ``snapshot/runtimes.py`` says.
+    ``snapshot/runtimes.py`` says. ``reuse``: the caches to keep them in; a reader other than
+    the cycle (the forecasts) passes its own, so that it never waits for the cycle's lock.
     """
-    with REUSE.lock:
-        snapshot = _snapshot_read(time.time() if now is None else now)
-        REUSE.rotate()
+    with reuse.lock:
+        snapshot = _snapshot_read(time.time() if now is None else now, reuse)
+        reuse.rotate()
     return snapshot
 
 
-def _snapshot_read(now: float) -> engine.Snapshot:
+def _snapshot_read(now: float, reuse: SnapshotReuse) -> engine.Snapshot:
     decode = _JSONCache()
     queues, resolve = queues_read()
     has_live_pods = Exists(Member.objects.filter(gang=OuterRef("pk"), phase__in=ACTIVE_MEMBER_PHASES))
@@ -182,7 +183,7 @@ def _snapshot_read(now: float) -> engine.Snapshot:
         )
     )
     gangs = tuple(
-        REUSE.gangs.get((row, resolve(row[0], row[14])), lambda row=row: _gang(row, decode, resolve))
+        reuse.gangs.get((row, resolve(row[0], row[14])), lambda row=row: _gang(row, decode, resolve))
         for row in _tuples(gang_rows)
     )
     # The gang key comes from the member's own join, not from the gang list above: a pod must
@@ -226,7 +227,7 @@ def _snapshot_read(now: float) -> engine.Snapshot:
         for row in _tuples(member_rows)
     )
     pods = tuple(
-        REUSE.pods.get(
+        reuse.pods.get(
             # A pod alone is charged to its own queue (Member.queue), a member to its gang's.
             (row, engine.DEFAULT_QUEUE if row[6] is not None else resolve(row[0], row[16])),
             lambda row=row: _pod(row, decode, resolve),
@@ -246,7 +247,7 @@ def _snapshot_read(now: float) -> engine.Snapshot:
             *("unschedulable", "ready", "external_text"),
         )
     )
-    nodes = tuple(REUSE.nodes.get(row, lambda row=row: _node(row, decode)) for row in _tuples(node_rows))
+    nodes = tuple(reuse.nodes.get(row, lambda row=row: _node(row, decode)) for row in _tuples(node_rows))
     topologies, nodes = topologies_read(nodes)  # HyperNodes add their tiers' labels
     return engine.Snapshot(
         nodes=nodes,
