@@ -8,8 +8,9 @@ instances. ``GangRows`` stands in for the queryset when the list has no filter: 
 ``CursorPagination.paginate_queryset`` does to a queryset (``order_by`` of the pagination's
 ordering or its reverse, ``filter`` by the cursor's position, one slice) and answers the slice
 with one statement written once per shape, as light rows with the attributes GangRowOutput and
-the pagination read. A filtered list keeps the ORM (django-filter builds on a real queryset);
-tests/api/test_gang_rows.py walks pages both ways and compares.
+the pagination read (the gang's group key and its forecast joined in). A filtered list keeps
+the ORM (django-filter builds on a real queryset); tests/api/test_gang_rows.py walks pages both
+ways and compares.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import functools
 
 from django.db import connection
 
-from scheduler_core.models import Gang, GangGroup
+from scheduler_core.models import Gang, GangForecast, GangGroup
+from scheduler_core.reads.forecasts import FORECAST_COLUMNS
 
 from .serializers import GANG_OUTPUT_COLUMNS
 
@@ -36,9 +38,10 @@ class GroupKey:
 
 
 class GangRow:
-    """A gang of the list: its ``COLUMNS`` as attributes, and ``group`` (None, or its key)."""
+    """A gang of the list: its ``COLUMNS`` as attributes, ``group`` (None, or its key) and
+    ``forecast`` (None, or its stored forecast)."""
 
-    __slots__ = (*COLUMNS, "group")
+    __slots__ = (*COLUMNS, "group", "forecast")
 
     runtime_estimate = Gang.runtime_estimate  # the same columns, the same rule
 
@@ -47,6 +50,12 @@ class GangRow:
             setattr(self, name, value)
         group_key = values[len(COLUMNS)]
         self.group = None if group_key is None else GroupKey(group_key)
+        forecast = values[len(COLUMNS) + 1 :]
+        self.forecast = (
+            None
+            if forecast[0] is None
+            else GangForecast(gang_id=self.id, **dict(zip(FORECAST_COLUMNS, forecast[1:], strict=True)))
+        )
 
 
 class GangRows:
@@ -88,6 +97,8 @@ class GangRows:
 def _sql(own: bool, position: str | None, ordering: tuple[str, ...]) -> str:
     gangs, groups = Gang._meta.db_table, GangGroup._meta.db_table
     columns = ", ".join(f"g.{Gang._meta.get_field(name).column}" for name in COLUMNS)
+    forecasts = GangForecast._meta.db_table
+    forecast = ", ".join(f"f.{GangForecast._meta.get_field(name).column}" for name in FORECAST_COLUMNS)
     group = Gang._meta.get_field("group").column
     where = ["TRUE"]
     if own:
@@ -96,7 +107,8 @@ def _sql(own: bool, position: str | None, ordering: tuple[str, ...]) -> str:
         where.append(f"g.created {'<' if position == 'lt' else '>'} %(position)s::timestamptz")
     direction = "DESC" if ordering == NEWEST_FIRST else "ASC"
     return (
-        f"SELECT {columns}, gg.key FROM {gangs} g LEFT JOIN {groups} gg ON gg.id = g.{group} "
+        f"SELECT {columns}, gg.key, f.gang_id, {forecast} FROM {gangs} g "
+        f"LEFT JOIN {groups} gg ON gg.id = g.{group} LEFT JOIN {forecasts} f ON f.gang_id = g.id "
         f"WHERE {' AND '.join(where)} ORDER BY g.created {direction}, g.id {direction} "
         "LIMIT %(limit)s OFFSET %(offset)s"
     )

@@ -335,7 +335,7 @@ class GangDetailApi(APIView):
         gang.why = gang_why(gang)
         gang.timeout = gang_timeout_api(gang)
         gang.history = shared.gang_events(gang, limit=HISTORY_LIMIT)
-        return Response(self.GangDetailOutput(gang).data)
+        return Response(self.GangDetailOutput(gang, context={"request": request}).data)
 
 
 class GangEventsApi(generics.ListAPIView):
@@ -369,7 +369,7 @@ class _GangActionApi(APIView):
         self.check_object_permissions(request, gang)
         gang = action(gang=gang, by=request.user.get_username())
         read_cache.changed_here(gang.submitter, by=user_scope(request))  # committed: seen at once here
-        return Response(GangOutput(gang).data)
+        return Response(GangOutput(gang, context={"request": request}).data)
 
 
 class GangRetryApi(_GangActionApi):

@@ -23,8 +23,9 @@ from .serializers import GANG_OUTPUT_COLUMNS
 
 
 def gang_visible(*, user) -> QuerySet[Gang]:
-    """Every gang for users with ``view_gang`` (operators), otherwise the user's own."""
-    gangs = Gang.objects.select_related("group")
+    """Every gang for users with ``view_gang`` (operators), otherwise the user's own; each with
+    its group and its forecast joined in."""
+    gangs = Gang.objects.select_related("group", "forecast")
     if sees_all_gangs(user):
         return gangs
     return gangs.filter(submitter=user.get_username())

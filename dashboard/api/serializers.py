@@ -12,6 +12,7 @@ from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
 
 from scheduler_core.models import Gang
+from scheduler_core.reads.forecasts import FORECAST_COLUMNS
 from scheduler_core.reads.selectors import gang_state
 
 from .fields import (
@@ -29,6 +30,7 @@ from .fields import (
     SubdomainNameField,
     TolerationsField,
 )
+from .forecast_output import ForecastField, ForecastList, forecast_for
 
 # ---------------------------------------------------------------- inputs
 # Field names are the JSON names, in Kubernetes' camelCase (nodeSelector, minMember).
@@ -71,6 +73,9 @@ class TaskInput(StrictSerializer):
 
 
 class GangOutput(serializers.Serializer):
+    class Meta:
+        list_serializer_class = ForecastList  # a list reads its gangs' forecasts in one query
+
     key = serializers.CharField()
     namespace = serializers.CharField()
     name = serializers.CharField()
@@ -118,13 +123,17 @@ class GangOutput(serializers.Serializer):
     message = serializers.CharField()
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
+    forecast = ForecastField(
+        help_text="When it is expected to start (docs/forecasts.md); null: it does not wait, or no forecast."
+    )
 
     def get_state(self, gang: Gang) -> str:
         return gang_state(gang)
 
 
-#: The Gang columns (and its group's key) that GangOutput reads: a list loads only these
-#: (``QuerySet.only``), not the declaration, details or resources nobody shows there.
+#: The Gang columns (and its group's key, and its forecast's columns) that GangOutput reads: a
+#: list loads only these (``QuerySet.only``), not the declaration, details or resources nobody
+#: shows there.
 GANG_OUTPUT_COLUMNS = (
     "namespace",
     "name",
@@ -154,6 +163,7 @@ GANG_OUTPUT_COLUMNS = (
     "message",
     "created",
     "updated",
+    *(f"forecast__{name}" for name in FORECAST_COLUMNS),
 )
 
 _DATETIME = serializers.DateTimeField()
@@ -227,6 +237,7 @@ class GangRowOutput(GangOutput):
             "message": gang.message,
             "created": as_text(gang.created),
             "updated": as_text(gang.updated),
+            "forecast": forecast_for(self, gang, as_text),
         }
 
     def _datetime_writer(self):

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from scheduler_core.models import GangForecast
+from scheduler_core.models import Gang, GangForecast
 from scheduler_core.models.gangs import WAITING_PHASES
 
 #: A forecast older than this many intervals is stale.
@@ -43,16 +43,42 @@ def waiting(gang) -> bool:
     return gang.phase in WAITING_PHASES and not gang.satisfied
 
 
+def gang_id(gang) -> int:
+    """A gang's id, of a model instance or of the API list's light rows (``id`` only)."""
+    return gang.pk if hasattr(gang, "pk") else gang.id
+
+
+#: The forecast's columns the readers use (all but the gang's key): what a gang list joins in.
+FORECAST_COLUMNS = tuple(f.name for f in GangForecast._meta.concrete_fields if f.name != "gang")
+#: ``loaded_forecast``'s answer when the gang was read without its forecast.
+UNLOADED = object()
+
+
+def loaded_forecast(gang):
+    """The gang's forecast if its read joined it in (``select_related("forecast")``, or the API
+    list's rows), None if it has none, else ``UNLOADED``: nothing is queried here."""
+    if isinstance(gang, Gang):
+        if not Gang.forecast.is_cached(gang):
+            return UNLOADED
+        try:
+            return gang.forecast
+        except GangForecast.DoesNotExist:
+            return None
+    return getattr(gang, "forecast", UNLOADED)
+
+
 def forecasts_for(gangs) -> dict[int, GangForecast]:
     """The stored forecasts of ``gangs`` (model instances or the API's rows), by gang id: one query."""
-    ids = [gang.pk if hasattr(gang, "pk") else gang.id for gang in gangs]
+    ids = [gang_id(gang) for gang in gangs]
     if not ids or not forecasts_on():
         return {}
     return {f.gang_id: f for f in GangForecast.objects.filter(gang_id__in=ids)}
 
 
 def forecast_of(gang) -> GangForecast | None:
-    return forecasts_for([gang]).get(gang.pk)
+    """The gang's forecast: the one its read joined in, else one query."""
+    loaded = loaded_forecast(gang)
+    return forecasts_for([gang]).get(gang_id(gang)) if loaded is UNLOADED else loaded
 
 
 # ---------------------------------------------------------------- words

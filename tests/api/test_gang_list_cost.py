@@ -80,7 +80,7 @@ def test_the_rows_are_what_drfs_own_serializer_makes_of_them(alice):
     Gang.objects.filter(pk=plain.pk).update(
         reason="InsufficientResources", message="short", created=timezone.now().replace(microsecond=0)
     )
-    rows = list(Gang.objects.select_related("group").only(*GANG_OUTPUT_COLUMNS).order_by("name"))
+    rows = list(Gang.objects.select_related("group", "forecast").only(*GANG_OUTPUT_COLUMNS).order_by("name"))
     with CaptureQueriesContext(connection) as queries:
         fast = GangRowOutput(rows, many=True).data
     assert queries.captured_queries == []  # every field it reads was loaded
@@ -135,7 +135,7 @@ def test_row_datetimes_are_drfs_in_utc_and_under_another_active_time_zone(alice)
     field = DateTimeField()
     for zone in ("UTC", "Europe/Paris"):
         with timezone.override(zone):
-            rows = list(Gang.objects.select_related("group").only(*GANG_OUTPUT_COLUMNS))
+            rows = list(Gang.objects.select_related("group", "forecast").only(*GANG_OUTPUT_COLUMNS))
             (fast,) = GangRowOutput(rows, many=True).data
             assert (fast["created"], fast["updated"]) == (
                 field.to_representation(rows[0].created),
