@@ -187,6 +187,20 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
             self.seen.popitem(last=False)
         await self.send_json({field: value for field, value in event.items() if field not in _SERVER_ONLY})
 
+    async def forecast_updated(self, notice: dict) -> None:
+        """Sent to every socket once a forecast run is stored (scheduler_core/events.py): the page
+        is told when, and the keys of the gangs whose forecast changed that its user may see (the
+        API's rule applied to each gang's submitter, as for a deletion: no query per gang)."""
+        await self.rights_check()
+        if self.user is None:
+            return
+        keys = [
+            key
+            for gang_id, key, submitter in notice.get("gangs", ())
+            if user_may_see_deleted(self.user, self.sees_all, submitter)
+        ]
+        await self.send_json({"type": "forecast.updated", "madeAt": notice.get("made_at"), "gangs": keys})
+
     async def gang_deleted(self, notice: dict) -> None:
         """Sent to every socket once a gang's deletion commits (scheduler_core/events.py)."""
         gang_id = notice.get("gang_id")

@@ -25,6 +25,7 @@ from scheduler_core.reads.why import gang_why
 from scheduler_core.services.queues import queue_for_gang
 
 from .access import KILL, RETRY, _get_gang_for_user, can_act
+from .forecasts import forecast_context, forecast_response, forecasts_for_rows, wants_forecast
 from .live_lists import page_query, rows_response, wants_rows
 from .selectors import progress_for
 
@@ -92,6 +93,7 @@ def gang_list(request):
     page = Paginator(gangs, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     progress_for(rows)
+    forecasts_for_rows(request.user, rows)
     query = page_query(request)
     query.pop("page", None)
     sort_query = query.copy()
@@ -121,6 +123,8 @@ ENDING_EVENTS = (GangEventKind.KILLED, GangEventKind.FAILED, GangEventKind.FINIS
 @login_required
 def gang_detail(request, namespace: str, name: str):
     gang = _get_gang_for_user(request.user, namespace, name)
+    if wants_forecast(request):
+        return forecast_response(request, gang)
     progress_for([gang])
     history = list(reversed(event_visible(user=request.user).filter(gang=gang)[:HISTORY_LIMIT]))
     members = list(shared.gang_members(gang))
@@ -142,6 +146,7 @@ def gang_detail(request, namespace: str, name: str):
             "timeout": timeout,
             "timeout_text": timeout.text(now),
             "runtime": gang_runtime(gang),
+            **forecast_context(request.user, gang),
             # A Kueue LocalQueue's name stands for its ClusterQueue: link the queue it is charged to.
             "queue": queue_for_gang(gang.namespace, gang.queue),
             "queue_reason": gang.reason in QUEUE_REASONS,

@@ -6,7 +6,9 @@ another queue, and its chart, read as one that does not exist. The gangs waiting
 counted among those the user may see (a submitter: their own), as the gangs list the count links
 to would show them. Each queue's badges (borrowing, at max, over quota) and its waiting gangs in
 the order the scheduler tries them (``queue_attention``): a submitter is
-listed their own gangs, each with its place among all those waiting. ``/queues/live/`` answers
+listed their own gangs, each with its place among all those waiting. Each lane says when its
+next gang is expected to start (the earliest forecast among the gangs the user sees there: a
+submitter, their own; ``forecasts.next_starts``). ``/queues/live/`` answers
 the same rows, badges and lanes for the page to rewrite itself when gangs change. Closing and opening
 take ``scheduler_core.close_queue`` (operators); to anyone else the action answers exactly as
 for a queue that does not exist (404), as the other page actions do for what one may not touch.
@@ -27,6 +29,7 @@ from dashboard.api.permissions import queue_figures_visible, sees_all_gangs
 from scheduler_core.models import Queue
 from scheduler_core.services import queues as service
 
+from .forecasts import next_starts
 from .queue_attention import local_queues, pending_lists
 from .queue_rows import queue_chart, queue_rows
 
@@ -53,8 +56,10 @@ def _rows_with_attention(user) -> tuple[list[dict], dict]:
     local = local_queues() if figures else {}
     rows = queue_rows(user, figures, local)
     pending = pending_lists(figures, user, now=timezone.now(), local=local)
+    starts = next_starts(user, {name for name, lane in pending.items() if lane["own"]}, local)
     for row in rows:
         row["attention"] = pending.get(row["name"])
+        row["next_start"] = starts.get(row["name"])
     lanes = {
         "waiting": [row for row in rows if row["attention"] and row["attention"]["total"]],
         "sees_all": sees_all_gangs(user),

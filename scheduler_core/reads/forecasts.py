@@ -85,16 +85,16 @@ def forecast_of(gang) -> GangForecast | None:
 
 
 def duration_text(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``3 h 20 min``, ``2 d 4 h``."""
-    s = max(0, round(seconds))
+    """``45 s``, ``12 min``, ``3 h 20 min``, ``2 d 4 h``: whole units, rounded down."""
+    s = max(0, int(seconds))
     if s < 60:
         return f"{s} s"
     if s < 3600:
-        return f"{round(s / 60)} min"
+        return f"{s // 60} min"
     if s < 86400:
-        hours, minutes = divmod(round(s / 60), 60)
+        hours, minutes = divmod(s // 60, 60)
         return f"{hours} h" + (f" {minutes} min" if minutes else "")
-    days, hours = divmod(round(s / 3600), 24)
+    days, hours = divmod(s // 3600, 24)
     return f"{days} d" + (f" {hours} h" if hours else "")
 
 

@@ -14,6 +14,9 @@
  * (detail: {event, gang}) for the page's own scripts (charts, queues, live lists). A gang's
  * deletion ({"type": "gang.deleted", "gang": key}, sent only to those who could see it) is
  * announced the same way with gang null, and as "gangsched:gang-deleted" (detail: {gang: key}).
+ * A forecast run stored ({"type": "forecast.updated", "madeAt", "gangs": the keys of the gangs
+ * this user sees whose forecast changed}) is announced as "gangsched:forecast" (detail: {gangs,
+ * madeAt}): the lists, the gang page and the Queues page read their forecasts again.
  *
  * Times: every <time datetime="..."> is shown by one formatter, in the viewer's time zone:
  * HH:MM:SS (24-hour) for today, YYYY-MM-DD HH:MM:SS otherwise; one marked data-ago keeps its
@@ -44,6 +47,8 @@
     state: "connecting",  // "open", "reconnecting", "stopped"; tests and benchmarks read it
     events: 0,
     deletions: 0,
+    forecasts: 0,
+    lastForecast: null,
     lastEvent: null,
     refreshGang: refreshGang,
     applyBadge: applyBadge,
@@ -144,6 +149,10 @@
         live.lastEvent = event;
         prependFeed(event);
         refreshGang(event.gang, event);
+      } else if (event && event.type === "forecast.updated" && Array.isArray(event.gangs)) {
+        live.forecasts += 1;
+        live.lastForecast = event;
+        document.dispatchEvent(new CustomEvent("gangsched:forecast", { detail: { gangs: event.gangs, madeAt: event.madeAt } }));
       } else if (event && event.type === "gang.deleted" && typeof event.gang === "string") {
         live.deletions += 1;
         live.lastEvent = event;

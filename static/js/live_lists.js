@@ -1,7 +1,7 @@
 // The lists that follow the gangs live: the Gangs list and the Timed-out list
 // (dashboard/pages/live_lists.py). The page's [data-live-list] is what a reload would show of the
 // list, rendered by the server: on every "gangsched:gang" event from live.js (a gang created,
-// changed or deleted) and each time the socket opens (what changed while the page loaded or
+// changed or deleted), every "gangsched:forecast" (a forecast run stored) and each time the socket opens (what changed while the page loaded or
 // the socket was down), at most once every REFRESH_MS (refresher.js), the
 // page's own address with ?live=rows is read, which answers that part with the same filters,
 // sort, page and visibility as the page, and it replaces the list. So a new gang that sorts onto
@@ -59,5 +59,6 @@
   }
 
   document.addEventListener("gangsched:gang", onGang);
+  document.addEventListener("gangsched:forecast", onGang);  // the Starts column
   document.addEventListener("gangsched:open", onGang);  // what changed while the page loaded
 })();

@@ -220,6 +220,7 @@
   }
 
   document.addEventListener("gangsched:gang", onGang);
+  document.addEventListener("gangsched:forecast", onGang);  // each queue's next start
   document.addEventListener("gangsched:caught-up", onGang);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

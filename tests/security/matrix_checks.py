@@ -7,8 +7,10 @@ from __future__ import annotations
 from django.apps import apps
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
-from scheduler_core.models import Gang, Queue
+from scheduler_core.models import Gang, GangForecast, Queue
+from scheduler_core.services.forecast_privacy import message_for_owner
 from tests.security.matrix_requests import (
     NO_SUCH_QUEUE,
     PARAMS_BY_KEY,
@@ -33,6 +35,30 @@ from tests.security.matrix_table import (
 from tests.security.urlmatrix import Endpoint
 
 SEES_ALICES_GANG = {"alice", "vera", "olga"}
+#: bob's gang waiting ahead of alice's in her queue's lane: alice must never read its name.
+BOBS_GANG = "bobs-job"
+#: What each forecast's explanation says: each names the other submitter's gang.
+NAMES_BOBS = f"blocked behind team-b/{BOBS_GANG}, which is first in the queue and has capacity reserved"
+NAMES_ALICES = f"evicting ml/{SECRET}-waits (gang, priority 0, 1 member: ml/{SECRET}-waits-0) to make room"
+
+
+def forecasts_for_the_matrix(alices: Gang, bobs: Gang) -> None:
+    """Forecasts as a run stores them (tests/stored_forecasts/test_privacy.py checks the run's
+    redaction): bob's gang first in the queue, alice's second; alice is first among her own."""
+    now = timezone.now()
+    common = {"made_at": now, "status": "expected", "queue": f"{QUEUE}-lane", "start_p50": now}
+    own = {"own_in_queue": 0, "own_in_local_queue": 0, "own_in_cluster": 0}
+    for gang, ahead, reason, message in (
+        (bobs, 0, "Preempting", NAMES_ALICES),
+        (alices, 1, "BlockedBehind", NAMES_BOBS),
+    ):
+        GangForecast.objects.create(
+            gang=gang, **common, **own, position_in_queue=ahead, position_in_local_queue=0,
+            position_in_cluster=ahead, waiting_reason=reason, waiting_message=message,
+            waiting_message_own=message_for_owner(reason, message, gang.submitter, {}),
+        )  # fmt: skip
+
+
 ACTED = {"retry": "Pending", "kill": "Killed"}
 NEVER = "no-such-gang"
 
@@ -93,6 +119,30 @@ def _lists_alices_gang(role, response, world, browser) -> None:
     assert (SECRET in response.content.decode()) is (role in SEES_ALICES_GANG)
 
 
+def _forecasts_as_the_role_may_read_them(role, response, world, browser) -> None:
+    """The list's forecasts: alice's own count and bob's name redacted; viewers Kueue's count."""
+    _lists_alices_gang(role, response, world, browser)
+    forecasts = {row["name"]: row["forecast"] for row in response.json()["results"]}
+    if role == "alice":
+        mine = forecasts[f"{SECRET}-waits"]
+        assert (mine["positionsCount"], mine["positionInQueue"]) == ("own", 0)
+        assert BOBS_GANG not in mine["waitingFor"]["message"]
+    elif role in SEES_ALICES_GANG:
+        theirs = forecasts[f"{SECRET}-waits"]
+        assert (theirs["positionsCount"], theirs["positionInQueue"]) == ("all", 1)
+        assert theirs["waitingFor"]["message"] == NAMES_BOBS
+    else:
+        assert forecasts[BOBS_GANG]["positionsCount"] == "own"
+
+
+def _starts_shown(role, response, world, browser) -> None:
+    """The Gangs list's Starts column: each role's waiting gang shows its forecast."""
+    _lists_alices_gang(role, response, world, browser)
+    live = response.get("Content-Type", "").startswith("application/json")
+    text = response.json()["html"] if live else response.content.decode()
+    assert 'class="starts"' in text and "any moment now" in text
+
+
 def _phase_after(action: str):
     def check(role, response, world, browser) -> None:
         world["gang"].refresh_from_db()
@@ -137,8 +187,9 @@ def send_never_queue(browser, role: str, query: str):
 
 def _counts_visible_gangs(role, response, world, browser) -> None:
     counted = response.json()["gangsByPhase"]
-    # alice's two gangs: the timed-out one and the one waiting in her queue
-    assert sum(counted.values()) == (2 if role in SEES_ALICES_GANG else 0), f"gangsByPhase {counted}"
+    # alice's two gangs: the timed-out one and the one waiting in her queue; bob's one waiting
+    expected = {"alice": 2, "bob": 1}.get(role, 3)
+    assert sum(counted.values()) == expected, f"gangsByPhase {counted}"
 
 
 def _page_action_message(role, response, world, browser) -> None:
@@ -176,16 +227,16 @@ def _signed_in(role, response, world, browser) -> None:
 
 
 CHECKS = {
-    ("api:gangs", "GET", "default"): _lists_alices_gang,
+    ("api:gangs", "GET", "default"): _forecasts_as_the_role_may_read_them,
     ("api:events", "GET", "default"): _lists_alices_gang,
     ("api:events", "GET", "gang-filter"): _lists_alices_gang,
     ("api:events", "GET", "actor-filter"): _lists_alices_gang,
     ("dashboard:history", "GET", "default"): _lists_alices_gang,
     ("dashboard:history", "GET", "queue-filter"): _lists_alices_gang,
     ("dashboard:history", "GET", "actor-filter"): _lists_alices_gang,
-    ("dashboard:gangs", "GET", "default"): _lists_alices_gang,
+    ("dashboard:gangs", "GET", "default"): _starts_shown,
     ("dashboard:timed-out", "GET", "default"): _lists_alices_gang,
-    ("dashboard:gangs", "GET", "live-rows"): _lists_alices_gang,
+    ("dashboard:gangs", "GET", "live-rows"): _starts_shown,
     ("dashboard:timed-out", "GET", "live-rows"): _lists_alices_gang,
     ("api:gang-retry", "POST", "default"): _phase_after("retry"),
     ("api:gang-kill", "POST", "default"): _phase_after("kill"),
@@ -226,6 +277,8 @@ def ask(endpoint: Endpoint, row: Row, role: str, world: dict) -> None:
         check_page_not_found(endpoint, row.method, browser, world, kwargs, response)
     if role == "bob" and 200 <= response.status_code < 300:
         assert SECRET not in body(response).decode(errors="replace"), "bob read alice's gang"
+    if role == "alice" and 200 <= response.status_code < 300:
+        assert BOBS_GANG not in body(response).decode(errors="replace"), "alice read bob's gang"
     check = CHECKS.get((row.key, row.method, row.case))
     if check is not None and outcome is not LOGIN:  # signing in first is all LOGIN says
         check(role, response, world, browser)

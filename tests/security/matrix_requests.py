@@ -143,6 +143,7 @@ REQUESTS = {
         "data": {"action": "kill", "gang": f"ml/{SECRET}", "confirm": "yes", "next": "/timed-out/"}
     },
     ("dashboard:gangs", "GET", "live-rows"): lambda role: {"data": {"live": "rows"}},
+    ("dashboard:gang", "GET", "live-forecast"): lambda role: {"data": {"live": "forecast"}},
     ("dashboard:timed-out", "GET", "live-rows"): lambda role: {"data": {"live": "rows"}},
     ("dashboard:simulations", "POST", "default"): lambda role: {"data": _SIMULATION},
     ("dashboard:simulations", "POST", "runtimes-learned"): lambda role: {"data": _SIMULATION_LEARNED},

@@ -169,6 +169,7 @@ TABLE: list[Row] = [
     row("dashboard:gangs", "GET", *everyone(OK)),
     row("dashboard:gangs", "GET", *everyone(OK), case="live-rows"),  # the list part, refreshed live
     row("dashboard:gang", "GET", *GANG_READ),
+    row("dashboard:gang", "GET", *GANG_READ, case="live-forecast"),  # the forecast card, refreshed live
     row("dashboard:gang-action", "POST", LOGIN, REDIRECT, REFUSED_REDIRECT, REFUSED_REDIRECT, REDIRECT),
     row("dashboard:nodes", "GET", *everyone(OK)),
     row("dashboard:queues", "GET", *everyone(OK)),
@@ -231,14 +232,16 @@ def unserved_expect(key: str) -> Outcome:
 
 
 #: Websocket ``ws/gangs/``: connect, then subscribe to alice's gang (bob: the same answer as for
-#: a gang that does not exist), unsubscribe, receive her gang's events (bob: none) and the notice
-#: of its deletion (bob: none); the anonymous socket is closed with 4401 before anything else.
+#: a gang that does not exist), unsubscribe, receive her gang's events (bob: none), a forecast
+#: run's notice (bob: the notice without her gang's key) and the notice of its deletion (bob:
+#: none); the anonymous socket is closed with 4401 before anything else.
 SOCKET_TABLE = {
     "ws/gangs/": {
         "connect": {"anonymous": LOGIN, "alice": OK, "bob": OK, "vera": OK, "olga": OK},
         "subscribe": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
         "unsubscribe": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
         "receive": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
+        "receive-forecast": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
         "receive-deleted": {"anonymous": None, "alice": OK, "bob": HIDDEN, "vera": OK, "olga": OK},
     }
 }

@@ -21,7 +21,13 @@ from dashboard.simulations import plot_dir
 from scheduler_core.models import Gang, Node, Queue, QueueAccess, Topology
 from tests.cast import make_gang
 from tests.security import matrix_tally
-from tests.security.matrix_checks import ask, check_outcome, rows_snapshot
+from tests.security.matrix_checks import (
+    BOBS_GANG,
+    ask,
+    check_outcome,
+    forecasts_for_the_matrix,
+    rows_snapshot,
+)
 from tests.security.matrix_requests import PARAMS, PARAMS_BY_KEY, QUEUE, TOPOLOGY, client, send
 from tests.security.matrix_table import ROLES, SECRET, TABLE, admin_expect, unserved_expect
 from tests.security.urlmatrix import METHODS, endpoints
@@ -36,7 +42,8 @@ PLOT = PARAMS_BY_KEY["dashboard:simulation-plot"]["name"]
 @pytest.fixture
 def world(alice, bob, vera, olga, monkeypatch, tmp_path) -> dict:
     """alice's gang (timed out, so retry and kill apply), a node, a queue only alice may submit
-    to with another gang of hers waiting in it, a topology, a simulation run with a plot.
+    to with another gang of hers waiting in it behind one of bob's, both forecast, each
+    forecast's explanation naming the other's gang, a topology, a simulation run with a plot.
     /healthz's worker ping would wait a second for a worker the tests do not run: one answers."""
     gang = make_gang("ml", SECRET, submitter="alice")
     Gang.objects.filter(pk=gang.pk).update(phase="TimedOut")
@@ -45,7 +52,8 @@ def world(alice, bob, vera, olga, monkeypatch, tmp_path) -> dict:
     # A gang of alice's waiting in a queue of hers that the matrix leaves alone (matrix-queue is
     # deleted by one of its cells): the Queues page's lanes list it.
     QueueAccess.objects.create(queue=Queue.objects.create(name=f"{QUEUE}-lane"), user=alice)
-    make_gang("ml", f"{SECRET}-waits", submitter="alice", queue=f"{QUEUE}-lane")
+    waits = make_gang("ml", f"{SECRET}-waits", submitter="alice", queue=f"{QUEUE}-lane")
+    forecasts_for_the_matrix(waits, make_gang("team-b", BOBS_GANG, submitter="bob", queue=f"{QUEUE}-lane"))
     Topology.objects.create(name=TOPOLOGY, levels=["example.com/rack"])
     monkeypatch.setenv("GANGSCHED_SIMULATIONS_DIR", str(tmp_path))
     run = SimulationRun.objects.create(

@@ -2,8 +2,9 @@
 router, as each role, through the whole application (origin check, session, routing) on the
 real channel layer. Connecting; subscribing to and unsubscribing from alice's gang, where bob
 gets the very answer a gang that does not exist gets (asked again once her gang is deleted);
-and receiving her gang's events and the notice of its deletion, which reach everyone who may see
-it and never bob."""
+and receiving her gang's events, a forecast run's notice and the notice of its deletion, which
+reach everyone who may see it and never bob (a forecast notice reaches bob with his own gang's
+key, never hers)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth.models import Permission, User
 
-from scheduler_core.events import events_publish
+from scheduler_core.events import events_publish, forecasts_announce
 from scheduler_core.models import Gang
 from scheduler_core.services.operator import gang_retry
 from tests.cast import make_gang
@@ -24,6 +25,8 @@ from tests.security.urlmatrix import socket_routes
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KEY = f"ml/{SECRET}"
+MADE_AT = "1970-01-01T00:00:00+00:00"
+BOBS = "ml/bobs-own"  # a gang of bob's whose forecast changed in the same run
 CLOSE_UNAUTHENTICATED = 4401
 CELLS = SOCKET_TABLE["ws/gangs/"]
 
@@ -48,6 +51,11 @@ def the_cast() -> dict[str, User | None]:
 def retry_alices_gang() -> None:
     gang_retry(gang=Gang.objects.get(namespace="ml", name=SECRET), by="olga")
     assert events_publish() == 1
+
+
+def announce_alices_forecast() -> None:
+    gang = Gang.objects.get(namespace="ml", name=SECRET)
+    forecasts_announce(0.0, [(gang.pk, gang.key, gang.submitter), (gang.pk + 1000, BOBS, "bob")])
 
 
 def delete_alices_gang() -> None:
@@ -90,6 +98,18 @@ async def test_socket_cells():
         while not await sockets[role].receive_nothing(timeout=0.5):
             kinds.append((await sockets[role].receive_json_from())["kind"])
         seen[("receive", role)] = kinds == ([] if role == "bob" else ["retried"])
+
+    # "receive-forecast": a forecast run that changed her gang's forecast is told to every page,
+    # with her gang's key only to those who may see it.
+    await database_sync_to_async(announce_alices_forecast)()
+    for role in ROLES[1:]:
+        notices = []
+        while not await sockets[role].receive_nothing(timeout=0.5):
+            notices.append(await sockets[role].receive_json_from())
+        keys = {"alice": [KEY], "bob": [BOBS], "vera": [KEY, BOBS], "olga": [KEY, BOBS]}[role]
+        seen[("receive-forecast", role)] = notices == [
+            {"type": "forecast.updated", "madeAt": MADE_AT, "gangs": keys}
+        ]
 
     # "receive-deleted": her gang's deletion is told to the pages of those who could see it.
     await database_sync_to_async(delete_alices_gang)()
