@@ -21,6 +21,11 @@ from rest_framework.request import Request
 
 from scheduler_core.db.dry_run import SERVER_DRY_RUN, rolled_back
 from scheduler_core.models import Gang
+from scheduler_core.reads.forecasts import forecast_view
+from scheduler_core.services.forecasts import forecast_for_dry_run
+
+from .forecast_output import datetime_text, forecast_json
+from .permissions import sees_all_gangs
 
 __all__ = ["ALL", "PARAMETER", "answer", "requested", "rolled_back"]
 
@@ -52,13 +57,29 @@ def requested(request: Request) -> bool:
     return bool(values)
 
 
-def answer(body: dict[str, Any], *, gangs: Sequence[Gang]) -> dict[str, Any]:
+def answer(body: dict[str, Any], *, gangs: Sequence[Gang], user=None) -> dict[str, Any]:
     """A dry run's answer, built here for both endpoints: the real one (``body``) with
     ``"dryRun": true``, and kubectl's ``(server dry run)`` after each of its ``lines`` (a
     manifest's), so a client printing them says so. Called inside the rolled-back transaction,
     while ``gangs`` (what would be created or changed) and their rows still exist: whatever is
-    added here about them is read as a real submission would leave them."""
+    added here about them is read as a real submission would leave them.
+
+    Each gang's ``forecast`` is when it would start if submitted now (``forecast_with`` on the
+    snapshot built inside the transaction: services/forecasts.py ``forecast_for_dry_run``, with
+    a bounded cost), as ``user`` may read it; when there is none, ``forecastNote`` says why."""
     marked = {**body, "dryRun": True}
     if "lines" in body:
         marked["lines"] = [f"{line} {SERVER_DRY_RUN}" for line in body["lines"]]
+    forecasts = forecast_for_dry_run(gangs)
+    objects = [marked] if "key" in marked else list(marked.get("gangs") or [])
+    by_key = {gang.key: gang for gang in gangs}
+    sees_all = bool(user is not None and user.is_authenticated and sees_all_gangs(user))
+    for gang_json in objects:
+        key = gang_json.get("key")
+        found = forecasts.get(key, "it would not wait in a queue")
+        if isinstance(found, str) or key not in by_key:
+            gang_json["forecast"], gang_json["forecastNote"] = None, found
+            continue
+        view = forecast_view(by_key[key], found, sees_all=sees_all)
+        gang_json["forecast"] = forecast_json(view, datetime_text)
     return marked

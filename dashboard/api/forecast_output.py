@@ -117,8 +117,8 @@ class ForecastField(serializers.Field):
         super().__init__(source="*", read_only=True, **kwargs)
 
     def to_representation(self, gang):
-        return forecast_for(self.parent, gang, _datetime)
+        return forecast_for(self.parent, gang, datetime_text)
 
 
-def _datetime(value):
+def datetime_text(value):
     return None if value is None else serializers.DateTimeField().to_representation(value)

@@ -237,7 +237,8 @@ class GangListSubmitApi(generics.ListAPIView):
         if dry:  # the same writes, rolled back once the answer is read: nothing stays or is sent
             with dry_run.rolled_back():
                 gang = submission_write(data, arguments)
-                return Response(dry_run.answer(GangRowOutput(gang).data, gangs=[gang]), status=201)
+                answer = dry_run.answer(GangRowOutput(gang).data, gangs=[gang], user=request.user)
+                return Response(answer, status=201)
         gang = submission_write(data, arguments)
         # Committed: runs at once (in a test's transaction, at its end). Read your writes.
         by = user_scope(request)

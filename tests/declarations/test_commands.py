@@ -55,8 +55,8 @@ def test_get_gangs_prints_a_table_and_json():
     run("apply", "-f", str(REFERENCE / "scheduler-plugins-podgroup.yaml"))
     table = run("get", "gangs")
     header, row = table.splitlines()
-    assert header.split()[:6] == ["NAMESPACE", "NAME", "STATE", "MIN-MEMBER", "MEMBERS", "BOUND"]
-    assert row.split()[:6] == ["team-a", "trainer", "Pending", "4", "4", "0"]
+    assert header.split()[:7] == ["NAMESPACE", "NAME", "STATE", "START", "MIN-MEMBER", "MEMBERS", "BOUND"]
+    assert row.split()[:7] == ["team-a", "trainer", "Pending", "N/A", "4", "4", "0"]  # not forecast yet
     assert header.split()[-1] == "OWNER" and row.split()[-1] == "job.batch/trainer"  # made its pods
     rows = json.loads(run("get", "gangs", "-o", "json"))
     assert len(rows) == 1
@@ -85,6 +85,8 @@ def test_get_gangs_prints_a_table_and_json():
         "bound": 0,
         "owner": "job.batch/trainer",
         "created": None,
+        "start": "N/A",
+        "forecast": None,
     }
     assert "SOURCE-FORMAT" in run("get", "gangs", "-o", "wide")
     assert run("get", "gangs", "-n", "elsewhere").strip() == "No gangs found in namespace elsewhere."

@@ -21,10 +21,12 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from scheduler_core.cluster import get_backend
 from scheduler_core.db.dry_run import SERVER_DRY_RUN, rolled_back
 from scheduler_core.declarations import ApplyResult, DeclarationError, documents_parse, manifests_apply
+from scheduler_core.reads.forecasts import forecast_view
 
 SUFFIXES = (".yaml", ".yml", ".json")
 #: kubectl's values; ``client`` is refused (CLIENT_REFUSED says why).
@@ -54,6 +56,27 @@ def manifest_files(targets: list[str]) -> list[Path | str]:
     return files
 
 
+def would_start_lines(gangs) -> list[str]:
+    """When each gang would start if submitted now, or why that cannot be said: a forecast of
+    the snapshot as the dry run left it (services/forecasts.py, ``forecast_for_dry_run``)."""
+    # Imported here: it brings the engine and numpy, which an apply that is no dry run never needs.
+    from scheduler_core.services.forecasts import forecast_for_dry_run
+
+    forecasts = forecast_for_dry_run(gangs)
+    lines = []
+    for gang in gangs:
+        found = forecasts.get(gang.key, "it would not wait in a queue")
+        view = None if isinstance(found, str) else forecast_view(gang, found, sees_all=True)
+        if view is None:
+            lines.append(f"gang {gang.key}: no forecast: {found if isinstance(found, str) else 'none'}")
+        elif view["start_p50"] is None:
+            lines.append(f"gang {gang.key} would start: {view['text']} ({view['note']})")
+        else:
+            at = timezone.localtime(view["start_p50"]).strftime("%Y-%m-%d %H:%M:%S")
+            lines.append(f"gang {gang.key} would start {view['text']}, at {at}")
+    return lines
+
+
 class Command(BaseCommand):
     help = "Apply manifests (PodGroup, Koordinator/YuniKorn annotated pods, GangJob, workloads)."
 
@@ -77,6 +100,7 @@ class Command(BaseCommand):
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
         files = manifest_files(filename)
+        gangs = {}
         with rolled_back() if dry_run == "server" else nullcontext():
             for source in files:
                 name = "<stdin>" if source == "-" else str(source)
@@ -88,6 +112,10 @@ class Command(BaseCommand):
                     raise CommandError(f"{where}: {error.reason}") from None
                 for line in result.lines:
                     self.stdout.write(f"{line} {SERVER_DRY_RUN}" if dry_run == "server" else line)
+                gangs.update((gang.key, gang) for gang in result.gangs)
+            if dry_run == "server":  # inside the transaction: the would-be gangs exist there
+                for line in would_start_lines(list(gangs.values())):
+                    self.stdout.write(f"{line} {SERVER_DRY_RUN}")
 
     def load(self, data: bytes, *, submitter: str, name: str) -> ApplyResult:
         """One file's objects, applied in one transaction (``name``: the file, for messages)."""

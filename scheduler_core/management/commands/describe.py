@@ -5,7 +5,8 @@
     manage.py describe queue NAME [-o json]
     manage.py describe topology NAME [-o json]
 
-State, what was declared (min member, mode, style, timeout), the gang group and each of its
+State, what was declared (min member, mode, style, timeout), when a waiting gang is expected
+to start (its stored forecast, with its place and age), the gang group and each of its
 gangs' progress, the members with their node and phase (and, with a topology, the domain of each
 level their node is in, the gang's topology constraint and how many domains it spans), the
 engine's latest explanation and the last history events. An application (YuniKorn's
@@ -18,14 +19,16 @@ free and allocatable (``_topologies.py``).
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from scheduler_core.engine.quantity import QuantityError, canonical_amount, display_quantity, is_display_exact
 from scheduler_core.management.commands import _queues, _topologies
-from scheduler_core.management.commands.get import quantities
+from scheduler_core.management.commands.get import forecast_json, quantities
 from scheduler_core.models import Gang
+from scheduler_core.reads.forecasts import forecast_of, forecast_view, ordinal
 from scheduler_core.reads.runtimes import gang_runtime
 from scheduler_core.reads.selectors import (
     gang_events,
@@ -57,6 +60,7 @@ def gang_detail(gang: Gang) -> dict:
         "wait_seconds": gang.wait_seconds,
         "timeout": _timeout(gang),
         "runtime": gang_runtime(gang),
+        "forecast": forecast_json(forecast_view(gang, forecast_of(gang), sees_all=True)),
         "priority": gang.priority,
         "queue": gang.queue,
         "placement": gang.placement,
@@ -142,6 +146,39 @@ def _topology_lines(topology: dict) -> list[str]:
     return lines
 
 
+def _forecast_lines(f: dict | None) -> list[str]:
+    """The Forecast section: when it starts (absolute, and from now), its place, what it waits
+    for, and the forecast's age."""
+    if f is None:
+        return []
+    start = f"{f['text']}"
+    if f["start_p50"]:
+        start += f": at {_local(f['start_p50'])}"
+        if f["start_p10"]:
+            latest = _local(f["start_p90"]) if f["start_p90"] else "?"
+            start += f", between {_local(f['start_p10'])} and {latest}"
+    if f["note"]:
+        start += f" ({f['note']})"
+    age = f"made at {_local(f['made_at'])}"
+    if f["stale"]:
+        age += " (stale: older than three forecast intervals)"
+    lines = [
+        "Forecast:",
+        f"  Starts:       {start}",
+        f"  Place:        {ordinal(f['position_in_queue'] + 1)} in queue {f['queue']} "
+        f"({ordinal(f['position_in_local_queue'] + 1)} in its local queue), "
+        f"{ordinal(f['position_in_cluster'] + 1)} in the cluster",
+    ]
+    if f["waiting_for"]:
+        lines.append(f"  Waiting for:  {f['waiting_for']['reason']}: {f['waiting_for']['message']}")
+    lines.append(f"  Forecast:     {age}")
+    return lines
+
+
+def _local(iso: str) -> str:
+    return timezone.localtime(datetime.fromisoformat(iso)).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def _why_lines(why: dict | None) -> list[str]:
     """Per shape of member, the nodes available and the nodes each reason rules out."""
     lines = []
@@ -189,6 +226,7 @@ def gang_text(d: dict) -> str:
         if m["node"] and any(m.get("domains", {}).values()):
             line = f"{line.rstrip()}  [{_domain_list(m['domains'])}]"
         lines.append(line.rstrip())
+    lines.extend(_forecast_lines(d["forecast"]))
     explanation = d["explanation"]
     lines.append(
         f"Explanation:    {explanation['reason']}: {explanation['message']}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from scheduler_core.engine.quantity import (
     QuantityError,
@@ -22,12 +23,16 @@ from scheduler_core.engine.quantity import (
     display_quantity,
     format_quantity,
 )
+from scheduler_core.reads.forecasts import forecast_view, forecasts_for
 from scheduler_core.reads.selectors import gang_list, gang_state, node_usage, pod_list
 
 from . import _queues, _topologies
 
 
-def gang_row(gang) -> dict:
+def gang_row(gang, forecast=None) -> dict:
+    """``forecast``: the gang's stored forecast (None: none); ``start`` is its expected start as
+    ``squeue --start`` prints one (N/A: the gang does not wait, or nothing forecasts a start)."""
+    view = forecast_view(gang, forecast, sees_all=True)
     return {
         "namespace": gang.namespace,
         "name": gang.name,
@@ -38,6 +43,8 @@ def gang_row(gang) -> dict:
         "style": gang.style,
         "wait_seconds": gang.wait_seconds,
         "state": gang_state(gang),
+        "start": _start(view),
+        "forecast": forecast_json(view),
         "members": gang.members_count,
         "bound": gang.bound_count,
         "priority": gang.priority,
@@ -54,11 +61,35 @@ def gang_row(gang) -> dict:
     }
 
 
+def _start(view: dict | None) -> str:
+    if view is None or view["start_p50"] is None:
+        return "N/A"
+    return timezone.localtime(view["start_p50"]).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def forecast_json(view: dict | None) -> dict | None:
+    """The forecast as ``-o json`` gives it (times in ISO 8601; the command sees every gang, so
+    positions are Kueue's and the explanation is not redacted)."""
+    if view is None:
+        return None
+    times = ("start_p10", "start_p50", "start_p90", "made_at", "stale_after")
+    keep = ("status", "note", "queue", "position_in_queue", "position_in_local_queue", "position_in_cluster")
+    return {
+        **{name: view[name] and view[name].isoformat() for name in times},
+        **{name: view[name] for name in keep},
+        "stale": view["stale"],
+        "text": view["text"],
+        "waiting_for": view["waiting_for"],
+    }
+
+
 def gangs(namespace: str | None, application: str | None = None) -> list[dict]:
     rows = gang_list(namespace=namespace)
     if application:
         rows = rows.filter(application=application)
-    return [gang_row(gang) for gang in rows]
+    rows = list(rows)
+    forecasts = forecasts_for(rows)
+    return [gang_row(gang, forecasts.get(gang.pk)) for gang in rows]
 
 
 def quantities(resources: dict[str, int]) -> dict[str, str]:
@@ -127,6 +158,7 @@ RESOURCES = {
             "namespace",
             "name",
             "state",
+            "start",
             "min_member",
             "members",
             "bound",
