@@ -1,5 +1,6 @@
 """Regenerate the pictures of the dashboard: ``docs/img/dashboard.png`` (the README's, the
-Overview) and one per page, ``docs/img/<page>.png`` (docs/dashboard.md shows them).
+Overview) and one per page, ``docs/img/<page>.png`` (docs/dashboard.md shows them), and
+``forecast-gang.png``: the page of the waiting gang expected to start first (docs/forecasts.md).
 
     make screenshot                                   # or:
     .venv/bin/python scripts/screenshot.py [--minutes 5] [--out-dir docs/img]
@@ -10,10 +11,11 @@ way, but apart from any installation: on a PostgreSQL database of its own
 channel-layer prefix, it seeds the cluster `make run` seeds, submits the demo and the README
 tour's trainer, and runs the demo for ``--minutes`` of real time in this process (no worker
 needed): a scheduling cycle, a kubelet tick and the timeout sweep every two seconds, the demo
-submitted again every two minutes. The charts, which count per minute, then have a past. It
-replays the shared Tiresias trace once (``SIMULATION``: learned runtimes, so the run's page shows
-what the estimates were worth), starts daphne on a free port and has Chromium sign in and
-capture each page at 1440x900; ``--pages simulations simulation`` captures only those.
+submitted again every two minutes, the gangs forecast every 30 s. The charts, which count per
+minute, then have a past. It replays the shared Tiresias trace once (``SIMULATION``: learned
+runtimes, so the run's page shows what the estimates were worth), starts daphne on a free port
+and has Chromium sign in and capture each page at 1440x900; ``--pages simulations simulation``
+captures only those.
 Chromium is the browser tests' (Debian's ``/usr/bin/chromium`` or ``GANGSCHED_CHROMIUM``, driven
 by Playwright; nothing is downloaded).
 """
@@ -59,6 +61,8 @@ SIMULATION = {
 }
 TICK_S = 2.0
 RESUBMIT_S = 120.0
+#: A forecast run every this many ticks (30 s: GANGSCHED_FORECAST_INTERVAL_S's default).
+FORECAST_TICKS = 15
 
 
 def free_port() -> int:
@@ -91,6 +95,7 @@ def populate(password: str, minutes: float) -> None:
 
     from scheduler_core.reads.node_usage import usage_compact
     from scheduler_core.services.cycle import cycle_run, timeouts_sweep
+    from scheduler_core.services.forecasts import forecasts_run
     from scheduler_core.services.kubelet import kubelet_tick
 
     quiet = {"stdout": StringIO()}
@@ -111,8 +116,11 @@ def populate(password: str, minutes: float) -> None:
         kubelet_tick(now=timezone.now())
         timeouts_sweep(holder="screenshot")
         usage_compact()
+        if ticks % FORECAST_TICKS == 0:
+            forecasts_run()
         ticks += 1
         time.sleep(TICK_S)
+    forecasts_run()  # fresh when the pages are captured
     print(f"ran the demo for {(time.monotonic() - started) / 60:.1f} min ({ticks} cycles)")
 
 
@@ -152,6 +160,7 @@ def capture(url: str, password: str, out_dir: Path, pages: dict[str, str]) -> li
     from playwright.sync_api import sync_playwright
 
     written = []
+    pages = {**PAGES, **waiting_gang_page()}  # read before Playwright's event loop runs here
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
@@ -173,6 +182,22 @@ def capture(url: str, password: str, out_dir: Path, pages: dict[str, str]) -> li
             written.append(out)
         browser.close()
     return written
+
+
+def waiting_gang_page() -> dict[str, str]:
+    """``forecast-gang``: the page of the waiting gang expected to start first (its forecast card)."""
+    from scheduler_core.models import GangForecast
+    from scheduler_core.models.gangs import waiting_q
+
+    forecast = (
+        GangForecast.objects.filter(waiting_q("gang__"), start_p50__isnull=False)
+        .select_related("gang")
+        .order_by("start_p50")
+        .first()
+    )
+    if forecast is None:
+        return {}
+    return {"forecast-gang": f"/gangs/{forecast.gang.namespace}/{forecast.gang.name}/"}
 
 
 def clean_up() -> None:

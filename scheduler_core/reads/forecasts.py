@@ -116,7 +116,8 @@ def ordinal(n: int) -> str:
 
 
 def start_text(forecast: GangForecast, *, now: datetime) -> str:
-    """``in ~12 min (5–40 min)``, ``any moment now``, ``later than 30 days``, ``no forecast``."""
+    """``in ~12 min (5–40 min)``, ``any moment now``, ``later than the forecast looks ahead``,
+    ``no start foreseen`` (the note says why)."""
     if forecast.status == "expected" and forecast.start_p50 is not None:
         ahead = (forecast.start_p50 - now).total_seconds()
         if ahead < 1:
@@ -126,7 +127,7 @@ def start_text(forecast: GangForecast, *, now: datetime) -> str:
         return f"in ~{duration_text(ahead)} ({span_text(low, high)})"
     if forecast.status == "later":
         return "later than the forecast looks ahead"
-    return "no forecast"
+    return "no start foreseen"
 
 
 def positions_text(forecast: GangForecast, *, sees_all: bool) -> str:

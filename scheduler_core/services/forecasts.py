@@ -141,6 +141,7 @@ def forecast_rows(result: Forecasts, snapshot: Snapshot, facts: GangFacts) -> li
         for f in gangs
     )
     made_at = from_epoch(result.made_at)
+    endless = any(pod.duration is None and (pod.node or pod.reserved_node) for pod in snapshot.pods)
     rows = []
     for f in gangs:
         waiting = f.waiting_for
@@ -150,7 +151,7 @@ def forecast_rows(result: Forecasts, snapshot: Snapshot, facts: GangFacts) -> li
                 gang_id=facts.ids[f.gang],
                 made_at=made_at,
                 status=f.status,
-                note=f.note,
+                note=note_checked(f.note, endless),
                 start_p10=_when(f.start_p10),
                 start_p50=_when(f.start_p50),
                 start_p90=_when(f.start_p90),
@@ -167,6 +168,19 @@ def forecast_rows(result: Forecasts, snapshot: Snapshot, facts: GangFacts) -> li
             )
         )
     return rows
+
+
+#: How ``forecast`` words a forward run that ran out of ends (``make.py``).
+NO_MORE_ENDS = "it waits for room that pods without a runtime estimate hold"
+
+
+def note_checked(note: str, endless: bool) -> str:
+    """A forward run stops when no pod is left to end; ``forecast`` then says the gang waits for
+    pods without an estimate, which is true only when some hold room. Otherwise nothing that
+    ends would ever make room for it: it does not fit the cluster as it is."""
+    if note.startswith(NO_MORE_ENDS) and not endless:
+        return "no room for it frees up as the work forecast ends: it does not fit the cluster as it is"
+    return note
 
 
 def _when(epoch: float | None):

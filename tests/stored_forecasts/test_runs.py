@@ -115,3 +115,25 @@ def test_stale_rows_age():
     row = GangForecast.objects.first()
     assert not is_stale(row, now=row.made_at + timedelta(seconds=89))
     assert is_stale(row, now=row.made_at + timedelta(seconds=91))
+
+
+def test_a_gang_that_never_fits_is_not_said_to_wait_for_pods_without_an_estimate():
+    """Every running pod here has an estimate: a gang too large for the cluster gets no start
+    because nothing that ends makes room for it, and its note says so (services/forecasts.py,
+    ``note_checked``: the forecast's own note blames pods without an estimate)."""
+    from scheduler_core.services import forecasts
+    from scheduler_core.services.submit import gang_submit
+
+    queue_world()
+    gang_submit(
+        namespace="ml",
+        name="huge",
+        min_member=2,
+        pods=[{"name": f"huge-{i}", "requests": {"cpu": "8"}, "duration_seconds": 60} for i in range(3)],
+        submitter="alice",
+    )
+    forecasts_run()
+    huge = GangForecast.objects.get(gang__name="huge")
+    assert huge.status == "none"
+    assert huge.note == forecasts.note_checked(forecasts.NO_MORE_ENDS, endless=False)
+    assert huge.note.endswith("it does not fit the cluster as it is")
