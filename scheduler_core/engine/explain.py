@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
-
 from . import diagnosis
 from .quantity import format_amount
-from .state import ClusterState
 
 
 def resources_text(amounts: Mapping[str, int]) -> str:
@@ -53,18 +50,6 @@ def insufficient_text(
     if limiting:
         text += f"; limiting resource {limiting}"
     return text
-
-
-def limiting_resource(
-    state: ClusterState, available: np.ndarray, request: np.ndarray, mask: np.ndarray
-) -> str | None:
-    """The requested resource that alone allows the fewest copies on the nodes that pass filters
-    (the first in column order among equals)."""
-    columns = np.flatnonzero(request > 0)
-    if not columns.size:
-        return None
-    copies = (np.maximum(available[mask][:, columns], 0) // request[columns]).sum(axis=0)
-    return state.resources[int(columns[int(np.argmin(copies))])]
 
 
 #: How many pod names a message lists before it says how many more there are.

@@ -15,7 +15,7 @@ import numpy as np
 from . import diagnosis, explain, topology, topology_explain
 from .decisions import Explanation, Reason
 from .model import INACTIVE_PHASES, Gang, GangPhase, Pod
-from .placement import fit_counts
+from .placement import fit_and_limit
 from .queue import Unit
 from .session import Session, Trial, shapes
 
@@ -175,7 +175,7 @@ def _resource_explanation(
     diagnosed = []
     for request, pods in groups:
         mask = session.filter.mask(pods[0])
-        fit = fit_counts(available, request, mask)
+        fit, column = fit_and_limit(available, request, mask)
         found = diagnosis.shape(session, available, request, pods, fit)
         diagnosed.append(found)
         capped = np.minimum(fit, len(pods))
@@ -183,8 +183,8 @@ def _resource_explanation(
         placeable += int(capped.sum())
         shown = need if len(groups) == 1 else len(pods)
         parts.append((shown, found["requests"]))
-        if limiting is None and mask.any():
-            limiting = explain.limiting_resource(session.state, available, request, mask)
+        if limiting is None and column is not None:
+            limiting = session.state.resources[column]
     placeable = min(placeable, need)
     short = max(need - placeable, 1)
     details = {

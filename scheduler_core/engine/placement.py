@@ -19,15 +19,31 @@ def fit_counts(free: np.ndarray, request: np.ndarray, mask: np.ndarray | None = 
 
     Column by column, each requested resource's copies folded into a running minimum: half the
     time of dividing the gathered columns at once on a large cluster (no 2-D copy)."""
+    return fit_and_limit(free, request, mask)[0]
+
+
+def fit_and_limit(
+    free: np.ndarray, request: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, int | None]:
+    """``fit_counts``, and the requested column that alone allows the fewest copies on the
+    masked nodes in all (the first among equals; None if nothing is requested or no node is
+    masked in): an explanation's limiting resource, from the same divisions."""
     counts = None
-    for column in np.flatnonzero(request > 0):
+    limiting, fewest = None, None
+    for column in np.flatnonzero(request > 0).tolist():
         copies = np.maximum(free[:, column], 0) // request[column]
+        if mask is not None:
+            total = int(copies[mask].sum())
+            if fewest is None or total < fewest:
+                limiting, fewest = column, total
         counts = copies if counts is None else np.minimum(counts, copies, out=counts)
     if counts is None:
         counts = np.full(free.shape[0], _BIG, dtype=np.int64)
     if mask is not None:
         counts[~mask] = 0
-    return counts
+        if not mask.any():
+            limiting = None
+    return counts, limiting
 
 
 def choose(

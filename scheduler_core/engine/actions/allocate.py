@@ -28,11 +28,12 @@ import dataclasses
 from .. import queue_explain, queue_order
 from ..config import HeadOfLine, permit_quorum
 from ..decisions import Bind, Explanation, Reason, Reserve, Transition, TransitionKind
-from ..gang import Attempt, attempt, fits
+from ..gang import Attempt, attempt
 from ..model import GangMode
 from ..queue import Unit
 from ..session import Session
 from .backfill import Head, fits_on_empty, plan_head
+from .fit_bound import fits_counted
 from .park import Parking
 from .preempt import preempt
 from .reclaim import reclaim, within_max
@@ -79,7 +80,8 @@ def _failed(session: Session, unit: Unit, result: Attempt, head: Head | None, li
     if cut is not None and _held_by_queue(session, unit, cut, head is None):
         return head
     if head is not None:
-        if limit is not None and fits(session, unit):
+        # Does it fit on the nodes, the head's reservation aside? Then it is only behind the head.
+        if limit is not None and result.precondition is None and fits_counted(session, unit):
             _explain_behind(session, unit, head)
         else:
             _explain(session, unit, result)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..gang import unit_gangs
+from ..gang import fits, unit_gangs
 from ..placement import fit_counts
 from ..queue import Unit
 from ..session import Session, shapes
@@ -152,3 +152,15 @@ class Bound:
         if lost is None:
             return bool(self._holds(self.totals[:, None])[0])
         return self._holds(self.totals[:, None] - lost)
+
+
+def fits_counted(session: Session, unit: Unit) -> bool:
+    """``gang.fits`` (would ``unit`` bind now, on the nodes alone?), answered by the count when
+    the count settles it: short of a need, it cannot fit; ``exact``, it fits. Only the rest is
+    a trial placement. The caller rules out units with a failed precondition (a missing group
+    member, too few pods), which the count does not see."""
+    bound = Bound(session, unit)
+    bound.count()
+    if not bound.holds():
+        return False
+    return bound.exact or fits(session, unit)
