@@ -16,7 +16,8 @@ What runs (nothing asserts; the script prints a table and writes JSON):
 * bulk inserts: ``--nodes`` nodes (80% CPU {cpu 64, memory 256Gi}, 20% GPU {cpu 96, memory
   768Gi, nvidia.com/gpu 8}); ``--gangs`` gangs of ``--members`` pods (so 100,000 by default):
   40% Running (bound, started over the last two hours, a tenth of them finished in the last
-  hour), 30% Pending (a third reserved), 15% TimedOut with the engine's message, 10% Finished,
+  hour), 30% Pending (a third reserved; each with a start-time forecast, as the forecast run
+  leaves them), 15% TimedOut with the engine's message, 10% Finished,
   5% Killed; one gang in twenty in a gang group of two; twenty submitters; three history events
   per gang over the last two hours; a scheduling cycle a second for the last hour from two
   workers; the scheduler lease; the three queues the gangs name (``default``, ``gpu``,
@@ -111,6 +112,7 @@ def populate(args: argparse.Namespace) -> dict:
     from scheduler_core.models import (
         Gang,
         GangEvent,
+        GangForecast,
         GangGroup,
         Member,
         Node,
@@ -189,6 +191,23 @@ def populate(args: argparse.Namespace) -> dict:
         )  # fmt: skip
         plan.append(phase)
     Gang.objects.bulk_create(gangs, batch_size=2000)
+    # Every pending gang has a forecast, as the forecast run leaves them (the Starts column, the
+    # gang page's card and the Queues lanes' next start read them).
+    forecasts = []
+    for position, gang in enumerate(g for g, phase in zip(gangs, plan, strict=True) if phase == "Pending"):
+        start = now + dt.timedelta(seconds=60 + 7 * position)
+        forecasts.append(
+            GangForecast(
+                gang=gang, made_at=now - dt.timedelta(seconds=10), status="expected",
+                start_p10=start - dt.timedelta(seconds=30), start_p50=start,
+                start_p90=start + dt.timedelta(seconds=120), queue=gang.queue,
+                position_in_queue=position // 3, position_in_local_queue=position // 3,
+                position_in_cluster=position, own_in_queue=position // 60, own_in_local_queue=position // 60,
+                own_in_cluster=position // 20, waiting_reason="InsufficientResources",
+                waiting_message=gang.message, waiting_message_own=gang.message,
+            )
+        )  # fmt: skip
+    GangForecast.objects.bulk_create(forecasts, batch_size=2000)
 
     members, created = [], 0
     for gang, phase in zip(gangs, plan, strict=True):
