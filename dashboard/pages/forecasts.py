@@ -71,7 +71,12 @@ def next_starts(user, names: set[str], local: dict) -> dict[str, dict]:
         rows = rows.filter(gang__submitter=user.get_username())
     now = timezone.now()
     best: dict[str, GangForecast] = {}
-    for forecast in rows.select_related("gang").only(
+    # The earliest of each (namespace, queue name) only (PostgreSQL's DISTINCT ON): a row per
+    # queue a namespace names, not one per waiting gang.
+    earliest = rows.order_by("gang__namespace", "gang__queue", "start_p50", "gang_id").distinct(
+        "gang__namespace", "gang__queue"
+    )
+    for forecast in earliest.select_related("gang").only(
         "gang__namespace", "gang__queue", "made_at", "status", "start_p10", "start_p50", "start_p90"
     ):
         gang = forecast.gang

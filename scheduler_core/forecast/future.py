@@ -143,9 +143,12 @@ class Future:
             if rerun:
                 t = t + self.tick
             elif self.ends:
+                # The ends within a tenth of the time ahead of the first are taken together, at
+                # the last of them (not at the window's edge: an end alone is taken when it is).
                 first_end = self.ends[0][0]
                 batch = first_end + self.resolution * max(first_end - self.now, 0.0)
-                t = max(t + self.tick, math.ceil(batch / self.tick - 1e-9) * self.tick)
+                last = max(end for end, _key, _binding in self.ends if end <= batch)
+                t = max(t + self.tick, math.ceil(last / self.tick - 1e-9) * self.tick)
             else:
                 self.out.stopped_by = NO_EVENT
                 break

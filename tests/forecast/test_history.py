@@ -43,18 +43,19 @@ def test_shared_cycles_change_no_start(monkeypatch):
 
 
 def test_runs_at_the_same_time_with_different_pods_gone_do_not_share(monkeypatch):
-    """a/exact ends at +100 in every run, so every run's next cycle is at +110 (ends within a
-    tenth of the time ahead are taken together); b/vague has ended by then in the run at the
-    10th percentile only. e/second starts then in that run, not in the others."""
+    """a/exact ends at +100 in every run. b/vague ends at about +95 in the run at the 10th
+    percentile (so that run's next cycle takes both ends together, at +100, the last of them)
+    and long after in the others: every run has a cycle at +100, with b gone in one only.
+    e/second starts then in that run, not in the others."""
     a_gang, a_pods = running("a/exact", 2, cpu=4, started=NOW - 300, duration=400.0)
-    b_gang, b_pods = running("b/vague", 2, cpu=4, started=NOW - 10, duration=400.0, first=2)
+    b_gang, b_pods = running("b/vague", 2, cpu=4, started=NOW - 10, duration=378.0, first=2)
     d_gang, d_pods = waiting("d/first", 2, cpu=4, duration=1000.0, created=NOW - 20)
     e_gang, e_pods = waiting("e/second", 2, cpu=4, duration=1000.0, created=NOW - 10)
     snap = snapshot(nodes(4, cpu=4), a_pods + b_pods + d_pods + e_pods, (a_gang, b_gang, d_gang, e_gang))
     sources = {"a/exact": "exact", "b/vague": "default", "d/first": "exact", "e/second": "exact"}
     out = forecast(snap, NOW, sources=sources, spreads=EXACT)
-    assert out["d/first"].start_p50 == out["e/second"].start_p10 == NOW + 110.0
-    assert out["e/second"].start_p50 > NOW + 110.0
+    assert out["d/first"].start_p50 == out["e/second"].start_p10 == NOW + 100.0
+    assert out["e/second"].start_p50 > NOW + 100.0
     monkeypatch.setattr(history.History, "result", lambda self, number: None)
     assert _starts(forecast(snap, NOW, sources=sources, spreads=EXACT)) == _starts(out)
 
