@@ -1,54 +1,32 @@
 """What a submitter may read of their gang's forecast: nothing of anyone else's work.
 
 A forecast carries the engine's explanation of the gang ("waiting for"), and explanations name
-other work: the head of the queue a gang is blocked behind (``blocked behind ml/other ...``,
-with how much later it was created), the victims a preemption or a reclaim evicts (their gang,
-priority, member count and pod names), the gang group member it waits for, the exclusive gangs
-holding topology domains (``r0 by ml/a``). A submitter reads the message as it is when every
-gang and pod it names is theirs; otherwise the reason's generic sentence, which names and
-counts nothing. Positions are counted among the submitter's own pending gangs only
-(``own_positions``): Kueue's counts would tell how much of others' work waits.
+other work: the head of the queue a gang is blocked behind (``blocked behind ml/other ...``, with how much
+later it was created), the victims a preemption or a reclaim evicts (their gang, priority, member
+count and pod names), the gang group member it waits for, the exclusive gangs holding topology
+domains (``r0 by ml/a``). A submitter reads the message as it is when every gang and pod it names
+is theirs; otherwise the reason's generic sentence, which names and counts nothing: the one rule
+of ``scheduler_core/reads/redaction.py``, which the pages, the API and the live updates apply to a
+gang's own explanation and history too. Positions are counted among the submitter's own pending
+gangs only (``own_positions``): Kueue's counts would tell how much of others' work waits.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from scheduler_core.engine.decisions import Reason
+from scheduler_core.reads.redaction import GENERIC, OTHERWISE, named_keys, redact_message, shown_by
 
-#: ``namespace/name`` as Kubernetes spells a gang's or a pod's key: a namespace is an RFC 1123
-#: label (no dot), so ``nvidia.com/gpu`` and ``topology.kubernetes.io/zone`` never match.
-KEY = re.compile(r"(?<![-a-z0-9./])[a-z0-9](?:[-a-z0-9]*[a-z0-9])?/[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?")
-
-#: The sentence a submitter reads instead of a message naming another submitter's work.
-GENERIC = {
-    Reason.BLOCKED_BEHIND.value: "blocked behind another submitter's gang, which is first in the queue "
-    "and has capacity reserved",
-    Reason.PREEMPTING.value: "evicting lower-priority work to make room; binds once it is gone",
-    Reason.WAITING_FOR_RECLAIM.value: "waiting for reclaim: work of queues over their share is evicted "
-    "to make room",
-    Reason.WAITING_FOR_GROUP.value: "waiting for another gang of its gang group",
-    Reason.NO_DOMAIN_FITS.value: "no domain of its topology level can hold it now; other exclusive gangs "
-    "hold some",
-}
-OTHERWISE = "waiting for other submitters' work (operators see which)"
+__all__ = ["GENERIC", "OTHERWISE", "message_for_owner", "named_keys", "own_positions"]
 
 
-def named_keys(message: str) -> list[str]:
-    """The ``namespace/name`` keys a message names, in order."""
-    return KEY.findall(message)
-
-
-def message_for_owner(reason: str, message: str, submitter: str, owners: Mapping[str, str]) -> str:
-    """``message`` as ``submitter`` may read it. ``owners``: gang and pod key -> its submitter;
-    a key it does not know counts as another's (nothing is shown that might be)."""
-    foreign = [key for key in named_keys(message) if not submitter or owners.get(key) != submitter]
-    if not foreign:
-        return message
-    return GENERIC.get(reason, OTHERWISE)
+def message_for_owner(reason: str, message: str, submitter: str, owners: Mapping[str, str | None]) -> str:
+    """``message`` as ``submitter`` may read it, by the one rule of ``reads/redaction.py``.
+    ``owners``: gang and pod key -> its submitter; a key it does not know counts as another's
+    (nothing is shown that might be), unless it is a count (``0/16 nodes``)."""
+    return redact_message(reason, message, shown_by(owners, submitter))
 
 
 Entry = tuple[str, str, str, tuple[str, str], int, int, int]

@@ -113,9 +113,12 @@ def snapshot_read(now: float) -> tuple[Snapshot, GangFacts]:
     return snapshot, facts
 
 
-def owners_of(snapshot: Snapshot, facts: GangFacts) -> dict[str, str]:
-    """Gang and pod key -> its submitter (a gang's pods are its submitter's)."""
-    owners = dict(facts.submitters)
+def owners_of(snapshot: Snapshot, facts: GangFacts) -> dict[str, str | None]:
+    """Gang and pod key -> its submitter (a gang's pods are its submitter's); a queue's path
+    (``ml/nlp``, which queue explanations name) -> None, no one's work (``reads/redaction.py``)."""
+    parents = {queue.name: queue.parent for queue in snapshot.queues}
+    owners: dict[str, str | None] = {f"{parent}/{name}": None for name, parent in parents.items() if parent}
+    owners.update(facts.submitters)
     for pod in snapshot.pods:
         if pod.gang is not None and pod.gang in facts.submitters:
             owners[pod.key] = facts.submitters[pod.gang]
