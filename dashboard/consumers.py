@@ -41,6 +41,7 @@ from django.contrib.auth import get_user_model
 from dashboard.api.permissions import sees_all_gangs
 from dashboard.api.selectors import gang_visible
 from scheduler_core.events import ALL_GANGS, gang_group_name
+from scheduler_core.reads.redaction import redact_event, shown_by
 
 CLOSE_UNAUTHENTICATED = 4401
 VISIBILITY_TTL_S = 30.0
@@ -49,8 +50,8 @@ _SEEN_SIZE = 512
 # namespace (RFC 1123 label) / name (RFC 1123 subdomain).
 GANG_KEY = re.compile(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$")
 # Not sent to the page: the id and the submitter decide here; the API, and so the page, names
-# gangs by key.
-_SERVER_ONLY = ("gang_id", "submitter")
+# gangs by key; ``named`` (the owners of what the text names) redacts the text here.
+_SERVER_ONLY = ("gang_id", "submitter", "named")
 
 
 def visible_gang_id(user, key: str) -> int | None:
@@ -185,7 +186,11 @@ class GangEventsConsumer(AsyncJsonWebsocketConsumer):
         self.seen[event_id] = None
         while len(self.seen) > _SEEN_SIZE:
             self.seen.popitem(last=False)
-        await self.send_json({field: value for field, value in event.items() if field not in _SERVER_ONLY})
+        sent = {field: value for field, value in event.items() if field not in _SERVER_ONLY}
+        if not self.sees_all:  # its text as this user may read it: the publisher named the owners
+            shown = shown_by(event.get("named") or {}, self.user.get_username())
+            sent["reason"] = redact_event(str(event.get("kind", "")), str(event.get("reason", "")), shown)
+        await self.send_json(sent)
 
     async def forecast_updated(self, notice: dict) -> None:
         """Sent to every socket once a forecast run is stored (scheduler_core/events.py): the page

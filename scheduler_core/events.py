@@ -8,7 +8,10 @@ sent at least once; pages treat events as "something changed, here is what", nev
 Each event carries its gang's database id (``gang_id``) besides its key: a key names whichever
 gang holds it now, and a gang deleted and created again under the same key by someone else is
 another gang with another id (PostgreSQL hands an id out once, as Kubernetes a UID). The
-consumer (``dashboard/consumers.py``) decides visibility and subscriptions per id.
+consumer (``dashboard/consumers.py``) decides visibility and subscriptions per id, and what a
+user reads of an event's text: each carries the submitters of the gangs and pods its text names
+(``named``, one lookup per batch), so that a text naming another's work is redacted per user
+(``reads/redaction.py``) with no query.
 
 A deleted gang's history goes with it, so its deletion cannot travel through the outbox: once
 the deletion commits, ``gang.deleted`` (its id and key) is sent to ``gangs`` (every socket),
@@ -35,6 +38,7 @@ from django.utils import timezone
 
 from scheduler_core.db.dry_run import dry_run_active
 from scheduler_core.models import Gang, GangEvent
+from scheduler_core.reads.redaction import named_keys, owners_of
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +53,12 @@ def gang_group_name(gang_id: int) -> str:
     return f"gang.{gang_id}"
 
 
-def event_payload(event: GangEvent) -> dict:
+def event_payload(event: GangEvent, owners: dict[str, str] | None = None) -> dict:
+    """``named``: the submitter of each gang or pod its text names (``owners_of``), for the
+    consumer to redact the text per user (``reads/redaction.py``) without a query; the consumer
+    never sends it on."""
     gang = event.gang
+    owners = owners_of(named_keys(event.reason)) if owners is None else owners
     return {
         "type": "gang.event",
         "id": event.pk,
@@ -61,6 +69,7 @@ def event_payload(event: GangEvent) -> dict:
         "created": event.created.isoformat(),
         "phase": gang.phase,
         "satisfied": gang.satisfied,
+        "named": {key: owners[key] for key in named_keys(event.reason) if key in owners},
     }
 
 
@@ -78,8 +87,9 @@ def events_publish(*, limit: int = 500) -> int:
             return 0
         if layer is not None:
             messages = []
+            owners = owners_of(key for event in events for key in named_keys(event.reason))
             for event in events:
-                payload = event_payload(event)
+                payload = event_payload(event, owners)
                 messages.append((ALL_GANGS, payload))
                 messages.append((gang_group_name(event.gang_id), payload))
             # One event loop for the whole batch: async_to_sync per send started a loop (and the

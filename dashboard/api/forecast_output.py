@@ -23,6 +23,7 @@ from scheduler_core.reads.forecasts import (
 )
 
 from .permissions import sees_all_gangs
+from .redacted import gangs_learn
 
 
 class GangForecastWaitingFor(serializers.Serializer):
@@ -101,10 +102,12 @@ def forecast_for(serializer, gang, as_text) -> dict | None:
 
 
 class ForecastList(serializers.ListSerializer):
-    """A list of gangs reads their forecasts in one query, before it writes them."""
+    """A list of gangs reads their forecasts in one query, before it writes them (and looks the
+    keys their explanations name up in one go, ``redacted.py``)."""
 
     def to_representation(self, data):
         gangs = list(data.all() if hasattr(data, "all") else data)
+        gangs_learn(self.context, gangs)  # and the keys their explanations name, in one go
         self.child._forecasts = forecasts_for([g for g in gangs if loaded_forecast(g) is UNLOADED])
         return super().to_representation(gangs)
 

@@ -36,10 +36,11 @@ from .fields import (
     rfc1123_subdomain_error,
 )
 from .filters import GangFilter, unfiltered
-from .gang_submission import submission_write
+from .gang_submission import submission_write, submit_arguments
 from .pagination import ApiPagination
 from .parsers import JSONParser
 from .permissions import CanKillGang, CanRetryGang, api_actor
+from .redacted import context_viewer
 from .serializers import (
     EventOutput,
     GangExplanation,
@@ -167,35 +168,6 @@ class GangSubmitInput(StrictSerializer):
         return pods
 
 
-def submit_arguments(data: dict, *, submitter: str, declaration: dict) -> dict:
-    """The validated JSON as ``gang_submit``'s keyword arguments."""
-    renames = {
-        "totalNumber": "total_number",
-        "minResources": "min_resources",
-        "waitSeconds": "wait_seconds",
-        "restartPolicy": "restart_policy",
-        "topologyRequired": "topology_required",
-        "topologyPreferred": "topology_preferred",
-        "topologyName": "topology_name",
-    }
-    pod_renames = {"nodeSelector": "node_selector", "durationSeconds": "duration_seconds"}
-    gang = {
-        renames.get(k, k): v for k, v in data.items() if k not in ("namespace", "name", "minMember", "pods")
-    }
-    gang.pop("tasks", None)
-    gang.pop("groups", None)
-    return {
-        "namespace": data["namespace"],
-        "name": data["name"],
-        "min_member": data["minMember"],
-        "pods": [{pod_renames.get(k, k): v for k, v in pod.items()} for pod in data["pods"]],
-        "submitter": submitter,
-        "declaration": declaration,
-        "source_format": "api",
-        **gang,
-    }
-
-
 class GangListSubmitApi(generics.ListAPIView):
     """``GET``: the gangs the user may see, filtered and paginated. ``POST``: submit a gang job."""
 
@@ -237,13 +209,15 @@ class GangListSubmitApi(generics.ListAPIView):
         if dry:  # the same writes, rolled back once the answer is read: nothing stays or is sent
             with dry_run.rolled_back():
                 gang = submission_write(data, arguments)
-                answer = dry_run.answer(GangRowOutput(gang).data, gangs=[gang], user=request.user)
+                output = GangRowOutput(gang, context={"request": request}).data
+                answer = dry_run.answer(output, gangs=[gang], user=request.user)
                 return Response(answer, status=201)
         gang = submission_write(data, arguments)
         # Committed: runs at once (in a test's transaction, at its end). Read your writes.
         by = user_scope(request)
         transaction.on_commit(lambda: read_cache.changed_here(gang.submitter, by=by))
-        return Response(GangRowOutput(gang).data, status=status.HTTP_201_CREATED)  # GangOutput's JSON, faster
+        output = GangRowOutput(gang, context={"request": request}).data  # GangOutput's JSON, faster
+        return Response(output, status=status.HTTP_201_CREATED)
 
 
 class GangDetailApi(APIView):
@@ -323,13 +297,15 @@ class GangDetailApi(APIView):
         gang = selectors.gang_get(user=request.user, namespace=namespace, name=name)
         if gang.group_id is not None:  # shows its group's gangs, maybe another's: never cached
             not_cached(request)
+        viewer = context_viewer({"request": request})
         gang.progress = shared.gang_progress(gang)
-        gang.groupProgress = shared.gang_group_progress(gang)
+        gang.groupProgress = [row for row in shared.gang_group_progress(gang) if viewer.shown(row["key"])]
         gang.members_sorted = list(shared.gang_members(gang))
         topology = gang_topology(gang, gang.members_sorted)
         for member, domains in zip(gang.members_sorted, topology["domains"], strict=True):
             member.domains = domains
         gang.topology = {**topology["constraint"], "spans": topology["spans"]}
+        viewer.gangs([gang], with_details=True)  # for this answer only: never saved
         gang.explanation = (
             {"reason": gang.reason, "message": gang.message, "details": gang.details} if gang.reason else None
         )

@@ -112,13 +112,13 @@ class ManifestApplyApi(APIView):
         if dry:  # the same writes, rolled back once the answer is read: nothing stays or is sent
             with dry_run.rolled_back():
                 result = manifests_apply(documents, actor=api_actor(request.user))
-                answer = dry_run.answer(self.output(result), gangs=result.gangs, user=request.user)
+                answer = dry_run.answer(self.output(result, request), gangs=result.gangs, user=request.user)
                 return Response(answer, status=status.HTTP_201_CREATED)
         with transaction.atomic():  # a refused document leaves nothing of the others behind
             result = manifests_apply(documents, actor=api_actor(request.user))
-        return Response(self.output(result), status=status.HTTP_201_CREATED)
+        return Response(self.output(result, request), status=status.HTTP_201_CREATED)
 
-    def output(self, result) -> dict:
+    def output(self, result, request) -> dict:
         return self.ManifestApplyOutput(
-            {"lines": result.lines, "gangs": result.gangs, "pods": result.pods}
+            {"lines": result.lines, "gangs": result.gangs, "pods": result.pods}, context={"request": request}
         ).data

@@ -25,7 +25,8 @@ from django.db import connection
 from rest_framework.permissions import BasePermission
 
 from scheduler_core.models import Gang
-from scheduler_core.reads.queue_figures import QueueFigures, queue_figures
+from scheduler_core.reads.queue_figures import QueueFigures, own_pod_counts, queue_figures
+from scheduler_core.reads.redaction import Viewer
 from scheduler_core.services.queue_access import queues_visible
 from scheduler_core.services.tenancy import CHANGE_ALL, VIEW_ALL, Actor
 
@@ -51,11 +52,26 @@ def sees_all_gangs(user) -> bool:
     return known
 
 
+def viewer_of(user) -> Viewer:
+    """What ``user`` may read of explanations and history that name other work
+    (``scheduler_core/reads/redaction.py``): everything with ``view_gang``, else their own."""
+    if user is None or not user.is_authenticated:
+        return Viewer("", sees_all=False)
+    return Viewer(user.get_username(), sees_all=sees_all_gangs(user))
+
+
 def queue_figures_visible(user) -> dict[str, QueueFigures]:
-    """The queue tree's live figures as ``user`` may read them (``queues_visible``)."""
-    return queues_visible(
+    """The queue tree's live figures as ``user`` may read them (``queues_visible``). The
+    resource amounts are the queue's, the same for everyone; the counts of pods (pending,
+    stalled) are of the pods the user may see: a submitter's own."""
+    figures = queues_visible(
         queue_figures(), username=user.get_username(), sees_all=bool(holds(user, SEES_ALL_QUEUES))
     )
+    if figures and not sees_all_gangs(user):
+        own = own_pod_counts(figures, user.get_username())
+        for name, entry in figures.items():
+            entry.pending_pods, entry.stalled_pods = own.get(name, (0, 0))
+    return figures
 
 
 def holds(user, perms: tuple[str, ...]) -> set[str]:

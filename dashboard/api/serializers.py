@@ -31,6 +31,7 @@ from .fields import (
     TolerationsField,
 )
 from .forecast_output import ForecastField, ForecastList, forecast_for
+from .redacted import EventList, GroupKeyField, MessageField, context_viewer, event_redacted, group_key
 
 # ---------------------------------------------------------------- inputs
 # Field names are the JSON names, in Kubernetes' camelCase (nodeSelector, minMember).
@@ -92,7 +93,9 @@ class GangOutput(serializers.Serializer):
     queue = serializers.CharField()
     placement = serializers.CharField()
     restartPolicy = serializers.CharField(source="restart_policy")
-    group = serializers.CharField(source="group.key", allow_null=True, default=None)
+    group = GroupKeyField(
+        help_text="Its gang group's key; a submitter reads one naming others' gangs as a generic sentence."
+    )
     application = serializers.CharField(help_text="YuniKorn's applicationId, where the format names one.")
     topologyRequired = serializers.CharField(
         source="topology_required", help_text="Topology level (node-label key) all members share a domain of."
@@ -120,7 +123,10 @@ class GangOutput(serializers.Serializer):
     succeeded = serializers.IntegerField()
     failed = serializers.IntegerField()
     reason = serializers.CharField()
-    message = serializers.CharField()
+    message = MessageField(
+        help_text="Why it is not placed; a submitter reads the reason's generic sentence when it names "
+        "another's work."
+    )
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
     forecast = ForecastField(
@@ -203,7 +209,6 @@ class GangRowOutput(GangOutput):
     the schema; tests/api/test_gang_reads.py checks that both give the same JSON."""
 
     def to_representation(self, gang: Gang) -> dict:
-        group = gang.group
         as_text = self._datetime_writer()
         estimate = gang.runtime_estimate
         return {
@@ -221,7 +226,7 @@ class GangRowOutput(GangOutput):
             "queue": gang.queue,
             "placement": gang.placement,
             "restartPolicy": gang.restart_policy,
-            "group": None if group is None else group.key,
+            "group": group_key(self.context, gang),
             "application": gang.application,
             "topologyRequired": gang.topology_required,
             "topologyPreferred": gang.topology_preferred,
@@ -234,7 +239,7 @@ class GangRowOutput(GangOutput):
             "succeeded": gang.succeeded,
             "failed": gang.failed,
             "reason": gang.reason,
-            "message": gang.message,
+            "message": context_viewer(self.context).message(gang.reason, gang.message),
             "created": as_text(gang.created),
             "updated": as_text(gang.updated),
             "forecast": forecast_for(self, gang, as_text),
@@ -249,6 +254,11 @@ class GangRowOutput(GangOutput):
 
 
 class EventOutput(serializers.Serializer):
+    """A history row; a submitter reads one naming another's work redacted (``redacted.py``)."""
+
+    class Meta:
+        list_serializer_class = EventList
+
     id = serializers.IntegerField()
     gang = serializers.CharField(source="gang.key")
     kind = serializers.CharField()
@@ -256,6 +266,9 @@ class EventOutput(serializers.Serializer):
     details = serializers.JSONField()
     cycle = serializers.IntegerField(source="cycle_id", allow_null=True)
     created = serializers.DateTimeField()
+
+    def to_representation(self, event) -> dict:
+        return event_redacted(self.context, event, super().to_representation(event))
 
 
 class GangExplanation(serializers.Serializer):

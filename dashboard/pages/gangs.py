@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
+from dashboard.api.permissions import viewer_of
 from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core.engine.decisions import Reason
 from scheduler_core.engine.model import GangPhase
@@ -91,8 +92,9 @@ def gang_list(request):
     gangs, states, applied = gang_filter(gang_visible(user=request.user), request.GET)
     gangs, sort = gang_sort(gangs, request.GET.get("sort", "age"))
     page = Paginator(gangs, PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = list(page.object_list)
-    progress_for(rows)
+    viewer = viewer_of(request.user)
+    rows = viewer.gangs(page.object_list)  # explanations naming others' work redacted, for display
+    progress_for(rows, viewer=viewer)
     forecasts_for_rows(request.user, rows)
     query = page_query(request)
     query.pop("page", None)
@@ -125,8 +127,10 @@ def gang_detail(request, namespace: str, name: str):
     gang = _get_gang_for_user(request.user, namespace, name)
     if wants_forecast(request):
         return forecast_response(request, gang)
-    progress_for([gang])
-    history = list(reversed(event_visible(user=request.user).filter(gang=gang)[:HISTORY_LIMIT]))
+    viewer = viewer_of(request.user)
+    viewer.gangs([gang], with_details=True)  # for display only: never saved
+    progress_for([gang], viewer=viewer)
+    history = viewer.events(reversed(event_visible(user=request.user).filter(gang=gang)[:HISTORY_LIMIT]))
     members = list(shared.gang_members(gang))
     now = timezone.now()
     timeout = gang_timeout(gang, now)

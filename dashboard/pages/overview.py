@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from dashboard.api.permissions import queue_figures_visible, sees_all_gangs
+from dashboard.api.permissions import queue_figures_visible, sees_all_gangs, viewer_of
 from dashboard.api.selectors import event_visible, gang_visible
 from scheduler_core.engine.model import GangPhase
 
@@ -38,7 +38,10 @@ def overview(request):
                 changes=charts.usage_changes_by_minute(now=now),
                 now=now,
             ),
-            "events": selectors.recent_events(event_visible(user=request.user)),
+            # Their texts naming others' work redacted, for display.
+            "events": viewer_of(request.user).events(
+                selectors.recent_events(event_visible(user=request.user))
+            ),
             "health": selectors.scheduler_health(),
             # The queues the user may read; their waiting gangs, only those the user may see.
             "attention": queues_needing_attention(

@@ -13,10 +13,13 @@ The waiting gangs (Pending or Scheduling, not provisional) of each leaf queue, i
 scheduler tries them within the queue (``engine/queue.py``): priority (the gang's, else the
 highest of its active members'), then rank (creation plus its declared work, at most
 ``GANGSCHED_OVERTAKE_LIMIT_S``), creation, key; the gangs of a gang group take their group's
-place together. A position counts every gang waiting in the queue, as the scheduler does;
-a user who does not see every gang (a submitter) is listed only their own, with the number of
-gangs ahead of each. Two queries (the waiting gangs' active members, the LocalQueues),
-whatever the number of gangs.
+place together. For operators and viewers a position counts every gang waiting in the queue, as
+the scheduler does; a user who does not see every gang (a submitter) is listed only their own,
+each placed and counted among their own (as their forecasts' positions are): nothing counts or
+places another submitter's work, and the explanations are redacted as everywhere else
+(``scheduler_core/reads/redaction.py``). Two queries (the waiting gangs' active members, the
+LocalQueues), whatever the number of gangs, and for a submitter one more for the keys the
+explanations name.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from django.conf import settings
 from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 
-from dashboard.api.permissions import sees_all_gangs
+from dashboard.api.permissions import viewer_of
 from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.engine.queue import declared_work
 from scheduler_core.models import Gang, LocalQueue, Member
@@ -149,10 +152,10 @@ def _sort_keys(gangs: list[dict]) -> dict[int, tuple]:
 def waiting_by_queue(
     figures: dict[str, QueueFigures], user, *, now: datetime, local: dict | None = None
 ) -> dict[str, dict]:
-    """Per queue of ``figures`` with gangs waiting in it: ``total`` (every gang's, as the
-    scheduler counts) and ``gangs``, those ``user`` may see in queue order, each with its
-    ``position`` (from 1; gangs of one group share theirs) and ``ahead``. ``local``: the Kueue
-    LocalQueues, (namespace, name) -> ClusterQueue, when the caller read them."""
+    """Per queue of ``figures`` with gangs waiting in it that ``user`` may see: ``total`` and
+    ``gangs``, in queue order, each with its ``position`` (from 1; gangs of one group share
+    theirs) and ``ahead``, all counted among the gangs ``user`` may see (the module says why).
+    ``local``: the Kueue LocalQueues, (namespace, name) -> ClusterQueue, when the caller read them."""
     if not figures:
         return {}
     gangs = _waiting_gangs()
@@ -161,7 +164,10 @@ def waiting_by_queue(
     if local is None:
         local = local_queues()
     keys = _sort_keys(gangs)
-    everyone, username = sees_all_gangs(user), user.get_username()
+    viewer = viewer_of(user)
+    if not viewer.sees_all:  # a submitter's lanes hold their own gangs only, and count only those
+        gangs = [gang for gang in gangs if gang["submitter"] and gang["submitter"] == viewer.username]
+    viewer.learn(*(gang["message"] for gang in gangs))
     lanes: dict[str, list[dict]] = defaultdict(list)
     for gang in gangs:
         name = local.get((gang["namespace"], gang["queue"]), gang["queue"])
@@ -174,23 +180,22 @@ def waiting_by_queue(
         for index, gang in enumerate(lane):
             if keys[gang["id"]][3] != previous:  # a new unit: the next place
                 position, previous = index + 1, keys[gang["id"]][3]
-            if everyone or (gang["submitter"] and gang["submitter"] == username):
-                waited = (now - gang["created"]).total_seconds()
-                shown.append(
-                    {
-                        "namespace": gang["namespace"],
-                        "name": gang["name"],
-                        "key": f"{gang['namespace']}/{gang['name']}",
-                        "position": position,
-                        "ordinal": ordinal(position),
-                        "ahead": position - 1,
-                        "priority": -keys[gang["id"]][0],
-                        "waited_s": waited,
-                        "waited": waited_text(waited),
-                        "reason": gang["reason"],
-                        "message": (gang["message"] or "").split("\n", 1)[0],
-                    }
-                )
+            waited = (now - gang["created"]).total_seconds()
+            shown.append(
+                {
+                    "namespace": gang["namespace"],
+                    "name": gang["name"],
+                    "key": f"{gang['namespace']}/{gang['name']}",
+                    "position": position,
+                    "ordinal": ordinal(position),
+                    "ahead": position - 1,
+                    "priority": -keys[gang["id"]][0],
+                    "waited_s": waited,
+                    "waited": waited_text(waited),
+                    "reason": gang["reason"],
+                    "message": viewer.message(gang["reason"], (gang["message"] or "").split("\n", 1)[0]),
+                }
+            )
         out[name] = {"total": len(lane), "gangs": shown}
     return out
 

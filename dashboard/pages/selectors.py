@@ -22,6 +22,7 @@ from scheduler_core.engine.quantity import display_quantity, format_quantity
 from scheduler_core.models import Gang, GangEvent, GangEventKind, Member, Node, SchedulingCycle
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.reads.node_usage import usage_by_node, usage_total
+from scheduler_core.reads.redaction import Viewer
 from scheduler_core.reads.selectors import gang_state
 from scheduler_core.services.lease import lease_status
 from scheduler_core.worker.heartbeats import heartbeats_read
@@ -31,10 +32,12 @@ MAIN_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
 NODE_GANGS_SHOWN = 8
 
 
-def progress_for(gangs: list[Gang]) -> None:
+def progress_for(gangs: list[Gang], *, viewer: Viewer) -> None:
     """Set ``progress`` (total, bound, reserved, min, percentages) on each gang, and
-    ``group_progress`` (each gang of its group, listed-but-missing ones too) on grouped ones.
-    Definitions as ``scheduler_core.reads.selectors.gang_progress``, which does one gang at a time."""
+    ``group_progress`` (each gang of its group, listed-but-missing ones too) and ``group_key``
+    on grouped ones, as ``viewer`` may read them: a submitter is shown the group's gangs that are
+    theirs (``scheduler_core/reads/redaction.py``). Definitions as
+    ``scheduler_core.reads.selectors.gang_progress``, which does one gang at a time."""
     group_ids = {g.group_id for g in gangs if g.group_id}
     siblings = list(Gang.objects.filter(group_id__in=group_ids).exclude(pk__in=[g.pk for g in gangs]))
     everyone = [*gangs, *siblings] if group_ids else list(gangs)
@@ -56,12 +59,16 @@ def progress_for(gangs: list[Gang]) -> None:
             total=row.get("total", 0),
         )  # fmt: skip
     by_key = {g.key: g for g in everyone}
+    viewer.learn(*(g.group.key for g in gangs if g.group_id))
     for gang in gangs:
         gang.group_progress = []
+        gang.group_key = None
         if gang.group_id is None:
             continue
+        gang.group_key = viewer.group_key(gang.group.key)
         in_group = [g.key for g in everyone if g.group_id == gang.group_id]
-        for key in list(gang.group.members) + sorted(set(in_group) - set(gang.group.members)):
+        listed = list(gang.group.members) + sorted(set(in_group) - set(gang.group.members))
+        for key in [key for key in listed if viewer.shown(key)]:
             other = by_key.get(key)
             gang.group_progress.append(
                 {"key": key, "state": gang_state(other), "progress": other.progress}

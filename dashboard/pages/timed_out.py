@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from dashboard.api.permissions import viewer_of
 from dashboard.api.selectors import gang_visible
 from scheduler_core.engine.model import GangPhase
 
@@ -34,8 +35,9 @@ def timed_out_list(request):
         gang_visible(user=request.user).filter(phase=GangPhase.TIMED_OUT.value).order_by("-updated", "-id")
     )
     page = Paginator(gangs, PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = list(page.object_list)
-    progress_for(rows)
+    viewer = viewer_of(request.user)
+    rows = viewer.gangs(page.object_list)  # explanations naming others' work redacted, for display
+    progress_for(rows, viewer=viewer)
     timed_out_times(rows)
     for gang in rows:  # permissions are cached on the user: no query per row
         gang.can_retry = can_act(request.user, gang, RETRY)

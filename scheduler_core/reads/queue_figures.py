@@ -24,7 +24,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from scheduler_core.models import LocalQueue, Queue, QueueSample
+from django.db.models import Count, Q
+from django.db.models.functions import Coalesce
+
+from scheduler_core.engine.model import INACTIVE_PHASES
+from scheduler_core.models import LocalQueue, Member, Queue, QueueSample
+from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, MemberPhase
 from scheduler_core.reads.tallies import POD_COUNT, queue_charges, queue_charges_stalled
 
 
@@ -109,6 +114,32 @@ def queue_figures() -> dict[str, QueueFigures]:
         if sample.queue in figures:
             figures[sample.queue].fair_share, figures[sample.queue].lent = sample.fair_share, sample.lent
     return figures
+
+
+def own_pod_counts(figures: dict[str, QueueFigures], username: str) -> dict[str, tuple[int, int]]:
+    """Per queue of ``figures`` (subtree summed): how many of ``username``'s pods without a node
+    wait in it and how many are stalled, as ``pending_pods`` and ``stalled_pods`` count everyone's
+    (a gang's pod is its gang's submitter's; a pod alone, its own). One aggregate over that
+    submitter's pods: what a submitter reads instead of every tenant's counts."""
+    names = LocalQueue.objects.values_list("namespace", "name", "cluster_queue__name")
+    local = {(namespace, name): target for namespace, name, target in names}
+    inactive = sorted(phase.value for phase in INACTIVE_PHASES)
+    stalled = Q(gang__phase__in=inactive, phase=MemberPhase.PENDING.value)
+    rows = (
+        Member.objects.filter(node__isnull=True, phase__in=ACTIVE_MEMBER_PHASES)
+        .filter(Q(gang__submitter=username) | Q(gang__isnull=True, submitter=username))
+        .order_by()
+        .values_list("namespace", Coalesce("gang__queue", "queue"))
+        .annotate(pods=Count("id"), stalled=Count("id", filter=stalled))
+    )
+    counts: dict[str, tuple[int, int]] = {}
+    for namespace, declared, pods, held in rows:
+        name = local.get((namespace, declared), declared)
+        while name in figures:
+            pending, stalled_pods = counts.get(name, (0, 0))
+            counts[name] = (pending + pods - held, stalled_pods + held)
+            name = figures[name].parent
+    return counts
 
 
 def latest_samples() -> list[QueueSample]:

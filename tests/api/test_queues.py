@@ -46,12 +46,16 @@ def test_operators_build_a_tree_everyone_reads_with_usage(as_olga, as_alice):
     )
     assert (rows["ml"]["used"], rows["ml"]["borrowed"], rows["ml"]["children"]) == ({GPU: 3}, {}, ["nlp"])
     detail = as_alice.get("/api/v1/queues/nlp/").json()
-    assert (detail["weight"], detail["open"], detail["pendingPods"]) == (1.0, True, 1)
+    # The pending pod is no gang of alice's: she counts her own (none), an operator every one.
+    assert (detail["weight"], detail["open"], detail["pendingPods"]) == (1.0, True, 0)
+    assert as_olga.get("/api/v1/queues/nlp/").json()["pendingPods"] == 1
     assert (detail["stalled"], detail["stalledPods"]) == ({}, 0)
     gang.phase = "TimedOut"  # nobody tries it until an operator retries it
     gang.save(update_fields=["phase"])
     detail = as_alice.get("/api/v1/queues/nlp/").json()
     assert (detail["pending"], detail["pendingPods"]) == ({}, 0)
+    assert (detail["stalled"], detail["stalledPods"]) == ({GPU: 1}, 0)  # the amount is the queue's
+    detail = as_olga.get("/api/v1/queues/nlp/").json()
     assert (detail["stalled"], detail["stalledPods"]) == ({GPU: 1}, 1)
     assert [r["name"] for r in as_alice.get("/api/v1/queues/?parent=ml").json()] == ["nlp"]
 

@@ -104,16 +104,19 @@ def test_pending_gangs_are_listed_in_the_engine_s_order(as_olga, shared, setting
 
 
 def test_a_submitter_is_listed_only_their_own_gangs_with_their_place(as_alice, shared, settings):
+    """bob's urgent gang and his older one wait among alice's two: she is told neither their
+    names nor their number; her gangs are placed among her own (docs/security.md)."""
     settings.GANGSCHED_OVERTAKE_LIMIT_S = 0
     lane = pending(as_alice, "nlp")
     assert [(g["key"], g["position"], g["ahead"]) for g in lane["gangs"]] == [
-        ("ml/old", 2, 1),
-        ("ml/mine", 4, 3),
+        ("ml/old", 1, 0),
+        ("ml/mine", 2, 1),
     ]
-    assert (lane["total"], lane["own"]) == (4, 2)
+    assert (lane["total"], lane["own"]) == (2, 2)
     html = as_alice.get("/queues/").content.decode()
     assert "ml/bobs" not in html and "ml/urgent" not in html
-    assert '<span class="position">4th</span> <small class="why">(3 ahead)</small>' in html
+    assert '<span class="position">2nd</span> <small class="why">of yours</small>' in html
+    assert "2 of yours waiting" in html and "4 waiting" not in html
 
 
 def test_the_live_answer_carries_the_lanes_and_badges_the_page_shows(as_olga, shared):

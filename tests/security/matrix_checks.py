@@ -4,12 +4,14 @@ and per route what the answer did (a gang created for its sender, a phase change
 
 from __future__ import annotations
 
+import html
+
 from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from scheduler_core.models import Gang, GangForecast, Queue
+from scheduler_core.models import Gang, GangEvent, GangForecast, Queue
 from scheduler_core.services.forecast_privacy import message_for_owner
 from tests.security.matrix_requests import (
     NO_SUCH_QUEUE,
@@ -57,6 +59,37 @@ def forecasts_for_the_matrix(alices: Gang, bobs: Gang) -> None:
             position_in_cluster=ahead, waiting_reason=reason, waiting_message=message,
             waiting_message_own=message_for_owner(reason, message, gang.submitter, {}),
         )  # fmt: skip
+
+
+#: What a submitter reads instead of an explanation naming another's gang (reads/redaction.py).
+BEHIND_GENERIC = "blocked behind another submitter's gang"
+#: A preemption victim's history, naming the preemptor.
+PREEMPTED_BY_BOB = f"preempted by team-b/{BOBS_GANG} (priority 10): evicting 2 members"
+
+
+def explanations_for_the_matrix(alices: list[Gang], bobs: Gang) -> None:
+    """The engine's explanations as a cycle stores them (gang row and ``explained`` event):
+    alice's gangs wait behind bob's, the head of her queue; bob's preempts her waiting gang, its
+    details listing her gang and pod; her waiting gang's history says bob's preempted it."""
+    head = f"team-b/{BOBS_GANG}"
+    for gang in alices:
+        details = {"head": head, "head_created_later_s": 30.0, "explained_at": "2024-01-01T00:00:00+00:00"}
+        Gang.objects.filter(pk=gang.pk).update(reason="BlockedBehind", message=NAMES_BOBS, details=details)
+        GangEvent.objects.create(
+            gang=gang, kind="explained", reason=f"BlockedBehind: {NAMES_BOBS}", details={"head": head}
+        )
+    victim = f"ml/{SECRET}-waits"
+    details = {
+        "victims": [victim],
+        "taken": [{"kind": "whole", "gang": victim, "priority": 0, "pods": [f"{victim}-0"]}],
+        "nominated": 1,
+    }
+    Gang.objects.filter(pk=bobs.pk).update(reason="Preempting", message=NAMES_ALICES, details=details)
+    explained = f"Preempting: {NAMES_ALICES}"
+    GangEvent.objects.create(gang=bobs, kind="explained", reason=explained, details=details)
+    GangEvent.objects.create(
+        gang=alices[-1], kind="preempted", reason=PREEMPTED_BY_BOB, details={"scope": "gang", "taken": []}
+    )
 
 
 ACTED = {"retry": "Pending", "kill": "Killed"}
@@ -133,6 +166,40 @@ def _forecasts_as_the_role_may_read_them(role, response, world, browser) -> None
         assert theirs["waitingFor"]["message"] == NAMES_BOBS
     else:
         assert forecasts[BOBS_GANG]["positionsCount"] == "own"
+    messages = {row["name"]: row["message"] for row in response.json()["results"]}
+    if role == "alice":
+        assert messages[f"{SECRET}-waits"].startswith(BEHIND_GENERIC)
+    elif role in SEES_ALICES_GANG:
+        assert (messages[f"{SECRET}-waits"], messages[BOBS_GANG]) == (NAMES_BOBS, NAMES_ALICES)
+
+
+def _names_as_the_role_may_see_them(role, response, world, browser) -> None:
+    """A page or answer with alice's gang's explanation (or history): operators and viewers read
+    bob's gang's name in it; alice, who may not see his gang, the generic sentence instead
+    (``ask`` checks that his name is nowhere in what she reads)."""
+    text = html.unescape(body(response).decode(errors="replace"))
+    if role == "alice":
+        assert BEHIND_GENERIC in text, "alice is told why her gang waits, without a name"
+    elif role in ("vera", "olga"):
+        assert BOBS_GANG in text, "an operator reads the name of the gang alice waits behind"
+
+
+def _explanation_as_the_role_may_read_it(role, response, world, browser) -> None:
+    """The API's gang: the message, the details and the history, each redacted for alice alone."""
+    _names_as_the_role_may_see_them(role, response, world, browser)
+    if response.status_code != 200:
+        return
+    gang = response.json()
+    explanation, history = gang["explanation"], [e["reason"] for e in gang["history"]]
+    if role == "alice":
+        assert explanation["message"].startswith(BEHIND_GENERIC), explanation
+        assert "head" not in explanation["details"] and "head_created_later_s" not in explanation["details"]
+        assert gang["why"]["message"] == explanation["message"]
+        assert any(reason.startswith(f"BlockedBehind: {BEHIND_GENERIC}") for reason in history), history
+    else:
+        assert explanation["message"] == NAMES_BOBS
+        assert explanation["details"]["head"] == f"team-b/{BOBS_GANG}"
+        assert f"BlockedBehind: {NAMES_BOBS}" in history
 
 
 def _starts_shown(role, response, world, browser) -> None:
@@ -217,6 +284,31 @@ def _lists_alices_queue_and_lane(role, response, world, browser) -> None:
     assert (f"{SECRET}-waits" in response.content.decode()) is (role in SEES_ALICES_GANG)
 
 
+def _lane_counts_as_the_role_may_read_them(role, response, world, browser) -> None:
+    """alice's lane: bob's gang waits first, hers second. She reads her own count and her gang's
+    place among her own (1st); operators and viewers the lane's count and its place (2nd)."""
+    _lists_alices_queue_and_lane(role, response, world, browser)
+    live = response.get("Content-Type", "").startswith("application/json")
+    text = response.json()["pending_html"] if live else response.content.decode()
+    mine = f'data-gang="ml/{SECRET}-waits" data-position='
+    if role == "alice":
+        assert f'{mine}"1"' in text and "2 waiting" not in text and "ahead" not in text
+        assert "1 of yours waiting" in text
+    elif role in SEES_ALICES_GANG:
+        assert f'{mine}"2"' in text and "2 waiting" in text
+
+
+def _pods_counted_as_the_role_may_read_them(role, response, world, browser) -> None:
+    """The lane's pending pods: alice's two and bob's two. alice reads her own two; operators and
+    viewers all four; the queues' resource figures are the queue's, the same for everyone."""
+    _lists_alices_queue(role, response, world, browser)
+    lanes = [q for q in response.json() if q["name"] == f"{QUEUE}-lane"]
+    if role in SEES_ALICES_GANG:
+        (lane,) = lanes
+        assert lane["pendingPods"] == (2 if role == "alice" else 4)
+        assert lane["pending"]["cpu"] == 4000
+
+
 def _queue_closed(role, response, world, browser) -> None:
     closed = not Queue.objects.get(name=QUEUE).open
     assert closed is (role == "olga")
@@ -229,6 +321,9 @@ def _signed_in(role, response, world, browser) -> None:
 CHECKS = {
     ("api:gangs", "GET", "default"): _forecasts_as_the_role_may_read_them,
     ("api:events", "GET", "default"): _lists_alices_gang,
+    ("api:gang", "GET", "default"): _explanation_as_the_role_may_read_it,
+    ("api:gang-events", "GET", "default"): _names_as_the_role_may_see_them,
+    ("dashboard:gang", "GET", "default"): _names_as_the_role_may_see_them,
     ("api:events", "GET", "gang-filter"): _lists_alices_gang,
     ("api:events", "GET", "actor-filter"): _lists_alices_gang,
     ("dashboard:history", "GET", "default"): _lists_alices_gang,
@@ -250,9 +345,9 @@ CHECKS = {
     ("dashboard:gang-action", "POST", "default"): _page_action_message,
     ("login", "POST", "default"): _signed_in,
     ("dashboard:queue-action", "POST", "default"): _queue_closed,
-    ("api:queues", "GET", "default"): _lists_alices_queue,
-    ("dashboard:queues", "GET", "default"): _lists_alices_queue_and_lane,
-    ("dashboard:queues-live", "GET", "default"): _lists_alices_queue_and_lane,
+    ("api:queues", "GET", "default"): _pods_counted_as_the_role_may_read_them,
+    ("dashboard:queues", "GET", "default"): _lane_counts_as_the_role_may_read_them,
+    ("dashboard:queues-live", "GET", "default"): _lane_counts_as_the_role_may_read_them,
 }
 
 

@@ -25,6 +25,7 @@ from tests.security.matrix_checks import (
     BOBS_GANG,
     ask,
     check_outcome,
+    explanations_for_the_matrix,
     forecasts_for_the_matrix,
     rows_snapshot,
 )
@@ -43,7 +44,8 @@ PLOT = PARAMS_BY_KEY["dashboard:simulation-plot"]["name"]
 def world(alice, bob, vera, olga, monkeypatch, tmp_path) -> dict:
     """alice's gang (timed out, so retry and kill apply), a node, a queue only alice may submit
     to with another gang of hers waiting in it behind one of bob's, both forecast, each
-    forecast's explanation naming the other's gang, a topology, a simulation run with a plot.
+    forecast's explanation and each gang's explanation and history naming the other's gang, a
+    topology, a simulation run with a plot.
     /healthz's worker ping would wait a second for a worker the tests do not run: one answers."""
     gang = make_gang("ml", SECRET, submitter="alice")
     Gang.objects.filter(pk=gang.pk).update(phase="TimedOut")
@@ -52,8 +54,11 @@ def world(alice, bob, vera, olga, monkeypatch, tmp_path) -> dict:
     # A gang of alice's waiting in a queue of hers that the matrix leaves alone (matrix-queue is
     # deleted by one of its cells): the Queues page's lanes list it.
     QueueAccess.objects.create(queue=Queue.objects.create(name=f"{QUEUE}-lane"), user=alice)
+    # bob's gang first: it waits ahead of alice's in the lane, as the head she is blocked behind.
+    bobs = make_gang("team-b", BOBS_GANG, submitter="bob", queue=f"{QUEUE}-lane")
     waits = make_gang("ml", f"{SECRET}-waits", submitter="alice", queue=f"{QUEUE}-lane")
-    forecasts_for_the_matrix(waits, make_gang("team-b", BOBS_GANG, submitter="bob", queue=f"{QUEUE}-lane"))
+    forecasts_for_the_matrix(waits, bobs)
+    explanations_for_the_matrix([gang, waits], bobs)
     Topology.objects.create(name=TOPOLOGY, levels=["example.com/rack"])
     monkeypatch.setenv("GANGSCHED_SIMULATIONS_DIR", str(tmp_path))
     run = SimulationRun.objects.create(

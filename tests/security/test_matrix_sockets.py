@@ -4,7 +4,8 @@ real channel layer. Connecting; subscribing to and unsubscribing from alice's ga
 gets the very answer a gang that does not exist gets (asked again once her gang is deleted);
 and receiving her gang's events, a forecast run's notice and the notice of its deletion, which
 reach everyone who may see it and never bob (a forecast notice reaches bob with his own gang's
-key, never hers)."""
+key, never hers). An event whose text names another submitter's gang reaches its gang's
+submitter with that text redacted, operators and viewers as it is."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import Permission, User
 
 from scheduler_core.events import events_publish, forecasts_announce
-from scheduler_core.models import Gang
+from scheduler_core.models import Gang, GangEvent
+from scheduler_core.reads.redaction import GENERIC
 from scheduler_core.services.operator import gang_retry
 from tests.cast import make_gang
 from tests.conftest import operators_group
 from tests.live.conftest import _close_thread_connections, communicator, logged_in  # noqa: F401
 from tests.security import matrix_tally
+from tests.security.matrix_checks import BOBS_GANG, NAMES_ALICES, NAMES_BOBS
 from tests.security.matrix_table import LOGIN, OK, ROLES, SECRET, SOCKET_TABLE
 from tests.security.urlmatrix import socket_routes
 
@@ -138,3 +141,43 @@ async def test_socket_cells():
     assert {cell for cell in seen} == {
         (action, role) for action, row in CELLS.items() for role, outcome in row.items() if outcome
     }
+
+
+def explain_across_tenants() -> None:
+    """Each gang's explanation names the other's: alice's waits behind bob's, bob's evicts hers."""
+    alices = Gang.objects.get(namespace="ml", name=SECRET)
+    bobs = Gang.objects.get(namespace="team-b", name=BOBS_GANG)
+    GangEvent.objects.create(gang=alices, kind="explained", reason=f"BlockedBehind: {NAMES_BOBS}")
+    GangEvent.objects.create(gang=bobs, kind="explained", reason=f"Preempting: {NAMES_ALICES}")
+    assert events_publish() == 2
+
+
+def bobs_gang() -> None:
+    make_gang("team-b", BOBS_GANG, submitter="bob")
+    events_publish()  # its "created" goes out before any socket listens
+
+
+async def test_socket_events_name_only_what_the_user_may_see():
+    users = await database_sync_to_async(the_cast)()
+    await database_sync_to_async(bobs_gang)()
+    sockets = {role: communicator(users[role]) for role in ROLES[1:]}
+    for comm in sockets.values():
+        assert (await comm.connect())[0]
+        assert await comm.receive_nothing(timeout=0.2)
+    await database_sync_to_async(explain_across_tenants)()
+    bobs, as_it_is = f"team-b/{BOBS_GANG}", {KEY: f"BlockedBehind: {NAMES_BOBS}"}
+    as_it_is[bobs] = f"Preempting: {NAMES_ALICES}"
+    expected = {
+        "alice": {KEY: f"BlockedBehind: {GENERIC['BlockedBehind']}"},
+        "bob": {bobs: f"Preempting: {GENERIC['Preempting']}"},
+        "vera": as_it_is,
+        "olga": as_it_is,
+    }
+    for role, comm in sockets.items():
+        told = {}
+        while not await comm.receive_nothing(timeout=0.5):
+            event = await comm.receive_json_from()
+            assert "named" not in event
+            told[event["gang"]] = event["reason"]
+        await comm.disconnect()
+        assert told == expected[role], role

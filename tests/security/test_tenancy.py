@@ -11,6 +11,8 @@ import pytest
 from scheduler_core.declarations import manifests_apply
 from scheduler_core.declarations.documents import documents_parse
 from scheduler_core.models import Gang, GangEvent, Member
+from scheduler_core.services.groups import gang_group_join
+from tests.cast import make_gang
 
 pytestmark = pytest.mark.django_db
 
@@ -195,3 +197,81 @@ def test_the_cli_changes_any_gang_and_is_recorded_as_cli(trainer):
     assert event.details["by"] == "cli"
     trainer.refresh_from_db()
     assert trainer.min_member == 4
+
+
+# ---------------------------------------------------------------- explanations across tenants
+# A submitter reads no name of another's work in the engine's explanations, but reads the names
+# of their own: the rule keys on whether the viewer may see the gang named, not on the reason.
+
+
+def _blocked_behind(waiting: Gang, head: Gang) -> str:
+    message = f"blocked behind {head.key}, which is first in the queue and has capacity reserved"
+    details = {"head": head.key, "head_created_later_s": 12.0}
+    Gang.objects.filter(pk=waiting.pk).update(reason="BlockedBehind", message=message, details=details)
+    GangEvent.objects.create(
+        gang=waiting, kind="explained", reason=f"BlockedBehind: {message}", details=details
+    )
+    return message
+
+
+def _everything_alice_reads(client, page_client, gang: Gang) -> str:
+    """Her gang through every surface that shows its explanation: the API's gang, list and
+    events, and the Gangs list, the gang page, the History and the Overview."""
+    answers = [
+        client.get(f"/api/v1/gangs/{gang.namespace}/{gang.name}/").content,
+        client.get("/api/v1/gangs/").content,
+        client.get(f"/api/v1/gangs/{gang.namespace}/{gang.name}/events/").content,
+        client.get("/api/v1/events/").content,
+        *(page_client.get(path).content for path in ("/gangs/", f"/gangs/{gang.namespace}/{gang.name}/")),
+        *(page_client.get(path).content for path in ("/history/", "/")),
+    ]
+    return b"\n".join(answers).decode()
+
+
+def test_a_submitter_who_owns_both_gangs_reads_the_name(alice, as_alice, client):
+    head = make_gang("team-a", "head", submitter="alice")
+    waiting = make_gang("team-a", "second", submitter="alice")
+    message = _blocked_behind(waiting, head)
+    client.force_login(alice)
+    text = _everything_alice_reads(as_alice, client, waiting)
+    assert message in text.replace("&#x27;", "'")
+    answer = as_alice.get("/api/v1/gangs/team-a/second/").json()
+    assert answer["explanation"]["details"]["head"] == "team-a/head"
+
+
+def test_a_submitter_behind_anothers_gang_reads_no_name_and_an_operator_does(
+    alice, as_alice, olga, as_olga, client
+):
+    head = make_gang("team-b", "bobs-head", submitter="bob")
+    waiting = make_gang("team-a", "second", submitter="alice")
+    message = _blocked_behind(waiting, head)
+    client.force_login(alice)
+    assert "bobs-head" not in _everything_alice_reads(as_alice, client, waiting)
+    answer = as_alice.get("/api/v1/gangs/team-a/second/").json()
+    assert set(answer["explanation"]["details"]) == set()  # the head and how much later it came
+    # Nor does a search of her gangs by the name find the one whose message holds it.
+    assert as_alice.get("/api/v1/gangs/", {"search": "bobs-head"}).json()["results"] == []
+    client.force_login(olga)
+    assert message in _everything_alice_reads(as_olga, client, waiting).replace("&#x27;", "'")
+    assert [g["name"] for g in as_olga.get("/api/v1/gangs/", {"search": "bobs-head"}).json()["results"]] == [
+        "second",
+        "bobs-head",
+    ]
+
+
+def test_a_gang_group_names_only_the_submitters_own_gangs(alice, as_alice, as_olga, client):
+    """A group holding bob's gang (joined through manifests, which take any key): alice reads her
+    gang's group progress without his, and the group's key, which lists both, as a sentence."""
+    mine = make_gang("team-a", "part-1", submitter="alice")
+    make_gang("team-b", "part-2", submitter="bob")
+    gang_group_join(gang=mine, members=["team-a/part-1", "team-b/part-2"])
+    Gang.objects.filter(namespace="team-b", name="part-2").update(group=mine.group)
+    answer = as_alice.get("/api/v1/gangs/team-a/part-1/").json()
+    assert [row["gang"] for row in answer["groupProgress"]] == ["team-a/part-1"]
+    assert "part-2" not in answer["group"]
+    client.force_login(alice)
+    for path in ("/gangs/", "/gangs/team-a/part-1/"):
+        assert b"part-2" not in client.get(path).content
+    operator = as_olga.get("/api/v1/gangs/team-a/part-1/").json()
+    assert [row["gang"] for row in operator["groupProgress"]] == ["team-a/part-1", "team-b/part-2"]
+    assert operator["group"] == "team-a/part-1,team-b/part-2"
