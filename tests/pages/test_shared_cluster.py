@@ -174,6 +174,9 @@ def test_tenancy_a_submitter_never_sees_another_s_gang(as_alice, as_bob, shared)
             g["key"] for row in client.get("/queues/").context["queues"] for g in row["attention"]["gangs"]
         }
         assert listed <= own
+    # alice's oldest gang waits behind bob's urgent one: she reads its place among hers only.
+    card = as_alice.get("/").content.decode()
+    assert "waiting 50 min</span>, 1st of yours in line" in card
 
 
 def test_no_queues_no_card_rows(as_olga):
