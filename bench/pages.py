@@ -48,6 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.pages_forecasts import forecasts_insert  # noqa: E402
+
 BENCH_DB = "gangsched_bench_pages"
 PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 GI = 2**30
@@ -112,7 +114,6 @@ def populate(args: argparse.Namespace) -> dict:
     from scheduler_core.models import (
         Gang,
         GangEvent,
-        GangForecast,
         GangGroup,
         Member,
         Node,
@@ -191,23 +192,7 @@ def populate(args: argparse.Namespace) -> dict:
         )  # fmt: skip
         plan.append(phase)
     Gang.objects.bulk_create(gangs, batch_size=2000)
-    # Every pending gang has a forecast, as the forecast run leaves them (the Starts column, the
-    # gang page's card and the Queues lanes' next start read them).
-    forecasts = []
-    for position, gang in enumerate(g for g, phase in zip(gangs, plan, strict=True) if phase == "Pending"):
-        start = now + dt.timedelta(seconds=60 + 7 * position)
-        forecasts.append(
-            GangForecast(
-                gang=gang, made_at=now - dt.timedelta(seconds=10), status="expected",
-                start_p10=start - dt.timedelta(seconds=30), start_p50=start,
-                start_p90=start + dt.timedelta(seconds=120), queue=gang.queue,
-                position_in_queue=position // 3, position_in_local_queue=position // 3,
-                position_in_cluster=position, own_in_queue=position // 60, own_in_local_queue=position // 60,
-                own_in_cluster=position // 20, waiting_reason="InsufficientResources",
-                waiting_message=gang.message, waiting_message_own=gang.message,
-            )
-        )  # fmt: skip
-    GangForecast.objects.bulk_create(forecasts, batch_size=2000)
+    forecasts_insert([g for g, phase in zip(gangs, plan, strict=True) if phase == "Pending"], now)
 
     members, created = [], 0
     for gang, phase in zip(gangs, plan, strict=True):
