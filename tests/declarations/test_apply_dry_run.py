@@ -44,6 +44,13 @@ def run(*args) -> list[str]:
     return out.getvalue().splitlines()
 
 
+def split(dry: list[str]) -> tuple[list[str], list[str]]:
+    """A dry run's lines: those a real apply prints too, and each gang's forecast line ("gang
+    ns/name would start ..." or "gang ns/name: no forecast: why", docs/forecasts.md)."""
+    starts = [line for line in dry if " would start" in line or ": no forecast" in line]
+    return [line for line in dry if line not in starts], starts
+
+
 def test_a_server_dry_run_prints_the_real_lines_and_changes_nothing(
     no_cycle_trigger, django_capture_on_commit_callbacks
 ):
@@ -56,8 +63,10 @@ def test_a_server_dry_run_prints_the_real_lines_and_changes_nothing(
     with django_capture_on_commit_callbacks(execute=True):
         real = run("apply", "-f", str(REFERENCE))
     assert "gang team-a/trainer created" in real and no_cycle_trigger  # the real one wakes the scheduler
-    assert dry == [line + SUFFIX for line in real]
+    applied, starts = split(dry)
+    assert applied == [line + SUFFIX for line in real]
     assert Gang.objects.count() == 7
+    assert sorted(line.split()[1].rstrip(":") for line in starts) == sorted(g.key for g in Gang.objects.all())
 
 
 def test_each_file_sees_the_ones_before_it(tmp_path):
@@ -67,7 +76,9 @@ def test_each_file_sees_the_ones_before_it(tmp_path):
     dry = run("apply", "-f", str(tmp_path), "--dry-run", "server")
     assert not Gang.objects.exists() and not Member.objects.exists()
     real = run("apply", "-f", str(tmp_path))
-    assert dry == [line + SUFFIX for line in real]
+    applied, starts = split(dry)
+    assert applied == [line + SUFFIX for line in real]
+    assert [line.split()[1] for line in starts] == ["team-a/trainer"]
     assert Gang.objects.get(name="trainer").members.count() == 2
 
 
@@ -86,10 +97,12 @@ def test_a_refused_file_is_refused_alike_and_keeps_nothing_of_the_files_before(t
 
 def test_create_takes_the_option_too(tmp_path):
     (tmp_path / "a.yaml").write_text(PODGROUP)
-    assert run("create", "-f", str(tmp_path / "a.yaml"), "--dry-run=server") == [
+    applied, starts = split(run("create", "-f", str(tmp_path / "a.yaml"), "--dry-run=server"))
+    assert applied == [
         "podgroup.scheduling.x-k8s.io/trainer created (server dry run)",
         "gang team-a/trainer created (server dry run)",
     ]
+    assert [line.split()[1].rstrip(":") for line in starts] == ["team-a/trainer"]  # it has no pod yet
     assert not Gang.objects.exists()
 
 
