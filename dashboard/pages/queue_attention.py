@@ -37,6 +37,7 @@ from scheduler_core.engine.quantity import format_quantity
 from scheduler_core.engine.queue import declared_work
 from scheduler_core.models import Gang, LocalQueue, Member
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES, waiting_q
+from scheduler_core.reads.forecasts import duration_text, ordinal
 from scheduler_core.reads.queue_figures import QueueFigures
 
 HIDDEN_RESOURCES = {"pods"}
@@ -67,23 +68,6 @@ def queue_flags(entry: QueueFigures) -> list[dict]:
             {"flag": "borrowing", "title": f"uses more than its guarantee: {said(borrowed)} above it"}
         )
     return flags
-
-
-def waited_text(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``3 h 20 min``, ``2 d 4 h``."""
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min"
-    if s < 86400:
-        return f"{s // 3600} h {s % 3600 // 60} min"
-    return f"{s // 86400} d {s % 86400 // 3600} h"
-
-
-def ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
 
 
 def local_queues() -> dict[tuple[str, str], str]:
@@ -191,7 +175,7 @@ def waiting_by_queue(
                     "ahead": position - 1,
                     "priority": -keys[gang["id"]][0],
                     "waited_s": waited,
-                    "waited": waited_text(waited),
+                    "waited": duration_text(waited),
                     "reason": gang["reason"],
                     "message": viewer.message(gang["reason"], (gang["message"] or "").split("\n", 1)[0]),
                 }

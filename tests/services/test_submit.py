@@ -135,6 +135,9 @@ def test_taken_probes_each_pod_by_its_whole_key_even_without_table_statistics():
         cursor.execute("DELETE FROM pg_statistic WHERE starelid = %s::regclass", [Member._meta.db_table])
         cursor.execute("EXPLAIN " + _taken_sql(), {"namespace": "ml", "gang": "a", "pods": ["w-1", "w-2"]})
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    member_scan = next(line for line in plan.splitlines() if "Index Cond" in line and "p.name" in line)
-    assert "namespace" in member_scan, plan
-    assert "Filter" not in plan, plan
+    lines = plan.splitlines()
+    at = next(i for i, line in enumerate(lines) if "Index Cond" in line and "p.name" in line)
+    assert "namespace" in lines[at], plan
+    # Only the pods' probe is asked about: the gang's single-row lookup may take either index of
+    # the gangs table, depending on whether autovacuum has analysed it yet.
+    assert "Filter" not in "".join(lines[at - 1 : at + 2]), plan
