@@ -27,12 +27,43 @@ class Attempt:
     # Set when the unit cannot even be tried (a missing group member, too few pods, timed out):
     # such a unit never becomes the head of the queue and never preempts.
     precondition: Explanation | None = None
-    shortfalls: dict[str, Explanation] = field(default_factory=dict)
+    # Per gang that fell short, why: an Explanation, or a ``Deferred`` one (short of room),
+    # worked out only if somebody reads it (``explained``).
+    shortfalls: dict[str, Explanation | Deferred] = field(default_factory=dict)
     placed: dict[str, int] = field(default_factory=dict)  # gang key -> members placed in this trial
+    # The ``fit_bound.Bound`` whose count failed it, when counting did (``actions/counted.py``).
+    bound: object | None = None
 
     @property
     def resource_blocked(self) -> bool:
         return not self.satisfied and self.precondition is None
+
+    def explained(self) -> dict[str, Explanation]:
+        """``shortfalls``, every one worked out."""
+        for key, shortfall in self.shortfalls.items():
+            if isinstance(shortfall, Deferred):
+                self.shortfalls[key] = shortfall.explanation()
+        return self.shortfalls  # type: ignore[return-value]
+
+
+@dataclass(slots=True)
+class Deferred:
+    """A gang short of room, its explanation not yet worked out. Most units that fail behind
+    the head of the queue are told they are behind it instead, and the per-node diagnosis of
+    room (the dearest part of a failure) is then never read; ``available`` is the capacity the
+    gang was tried on, kept so that the explanation is the same whenever it is worked out."""
+
+    session: Session
+    gang: Gang
+    need: int
+    waiting: list[Pod]
+    available: np.ndarray
+    counted: tuple[np.ndarray, int | None] | None = None  # ``fit_and_limit`` of its one shape
+
+    def explanation(self) -> Explanation:
+        return _resource_explanation(
+            self.session, self.gang, self.need, self.waiting, self.available, self.counted
+        )
 
 
 def unit_gangs(session: Session, unit: Unit) -> list[Gang]:
@@ -50,9 +81,9 @@ def attempt(
         gang = session.gangs.get(pod.gang) if pod.gang is not None else None
         left, _miss = topology.place(session, trial, gang, [pod])
         return Attempt(trial, satisfied=not left)
-    precondition = _precondition(session, unit)
-    if precondition is not None:
-        return Attempt(trial, satisfied=False, precondition=precondition)
+    precondition_ = precondition(session, unit)
+    if precondition_ is not None:
+        return Attempt(trial, satisfied=False, precondition=precondition_)
     result = Attempt(trial, satisfied=True)
     for gang in unit_gangs(session, unit):
         if gang.settled:
@@ -62,6 +93,8 @@ def attempt(
         left, miss = topology.place(session, trial, gang, waiting)
         result.placed[gang.key] = len(waiting) - len(left)
         shortfall = _shortfall(session, gang, waiting, left, before, trial, with_reason=explain)
+        if miss is not None and isinstance(shortfall, Deferred):
+            shortfall = shortfall.explanation()
         if miss is not None and shortfall is not None and shortfall.reason == Reason.INSUFFICIENT_RESOURCES:
             shortfall = topology_explain.no_domain(gang, miss, shortfall)
         if shortfall is not None:
@@ -81,7 +114,7 @@ def fits(session: Session, unit: Unit) -> bool:
 _UNEXPLAINED = Explanation("", Reason.INSUFFICIENT_RESOURCES, "")
 
 
-def _precondition(session: Session, unit: Unit) -> Explanation | None:
+def precondition(session: Session, unit: Unit) -> Explanation | None:
     first = unit.gangs[0]
     if unit.missing:
         return Explanation(
@@ -126,7 +159,7 @@ def _shortfall(
     trial: Trial,
     *,
     with_reason: bool,
-) -> Explanation | None:
+) -> Explanation | Deferred | None:
     running = session.running(gang.key) if gang.counts_running else []
     held = session.held(gang.key)
     unplaced = {pod.key for pod in left}
@@ -156,17 +189,21 @@ def _shortfall(
         )
     if not with_reason:
         return _UNEXPLAINED
-    return _resource_explanation(session, gang, need, waiting, before, trial)
+    return Deferred(session, gang, need, waiting, trial.available_before(before))
 
 
 def _resource_explanation(
-    session: Session, gang: Gang, need: int, waiting: list[Pod], before: int, trial: Trial
+    session: Session,
+    gang: Gang,
+    need: int,
+    waiting: list[Pod],
+    available: np.ndarray,
+    counted: tuple[np.ndarray, int | None] | None = None,
 ) -> Explanation:
     """'needs 8 x {cpu 4, nvidia.com/gpu 1}; 5 nodes can take one each; short by 3; ...' when
     resources hold the gang back; NoFeasibleNodes, with kube-scheduler's per-reason node counts
     ('0/16 nodes are available: 4 node(s) had untolerated taint ...'), when a filter keeps a
     shape of member off every node that could take it (``diagnosis.py``)."""
-    available = trial.available_before(before)
     parts = []
     nodes_fit = 0
     placeable = 0
@@ -175,7 +212,7 @@ def _resource_explanation(
     diagnosed = []
     for request, pods in groups:
         mask = session.filter.mask(pods[0])
-        fit, column = fit_and_limit(available, request, mask)
+        fit, column = counted if counted is not None else fit_and_limit(available, request, mask)
         found = diagnosis.shape(session, available, request, pods, fit)
         diagnosed.append(found)
         capped = np.minimum(fit, len(pods))

@@ -55,6 +55,9 @@ WAKES: dict[Reason, Wake] = {
 #: The kinds a unit's trial cut by its queue waits for (its explanation is the queue's).
 QUEUE_CUT = WAKES[Reason.QUEUE_MAX]
 
+#: A shortfall of room never worked out (``gang.Deferred``): either of the reasons it may be.
+DEFERRED_WAKES = WAKES[Reason.INSUFFICIENT_RESOURCES] | WAKES[Reason.NO_FEASIBLE_NODES]
+
 #: The single kinds, to keep a generation for each.
 KINDS = (Wake.ROOM, Wake.NODES, Wake.QUOTA)
 

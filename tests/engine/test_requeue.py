@@ -51,16 +51,23 @@ class Cycles:
 
 @pytest.fixture
 def tried(monkeypatch) -> Counter:
-    """How many times allocate tried each unit (its dry runs left out)."""
+    """How many times allocate tried each unit (its dry runs left out): a trial, or a failure
+    by counting (``actions/counted.py``)."""
     counts: Counter = Counter()
-    real = allocate_module.attempt
+    real, counted = allocate_module.attempt, allocate_module.counted_failure
 
     def counting(session, unit, limit=None, *, explain=True):
         if explain:
             counts[unit.key] += 1
         return real(session, unit, limit, explain=explain)
 
+    def counting_failure(session, unit, limit):
+        found = counted(session, unit, limit)
+        counts[unit.key] += found is not None
+        return found
+
     monkeypatch.setattr(allocate_module, "attempt", counting)
+    monkeypatch.setattr(allocate_module, "counted_failure", counting_failure)
     return counts
 
 

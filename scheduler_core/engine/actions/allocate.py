@@ -33,6 +33,7 @@ from ..model import GangMode
 from ..queue import Unit
 from ..session import Session
 from .backfill import Head, fits_on_empty, plan_head
+from .counted import counted_failure
 from .fit_bound import fits_counted
 from .park import Parking
 from .preempt import preempt
@@ -58,7 +59,9 @@ def allocate(session: Session) -> None:
         limit = head.limit_for(session, unit) if head is not None else None
         if parking is not None and parking.parks(unit, head, limit):
             continue
-        result = attempt(session, unit, limit)
+        result = counted_failure(session, unit, limit) if head is not None else None
+        if result is None:
+            result = attempt(session, unit, limit)
         if result.satisfied:
             _bind(session, unit, result)
             continue
@@ -81,7 +84,7 @@ def _failed(session: Session, unit: Unit, result: Attempt, head: Head | None, li
         return head
     if head is not None:
         # Does it fit on the nodes, the head's reservation aside? Then it is only behind the head.
-        if limit is not None and result.precondition is None and fits_counted(session, unit):
+        if limit is not None and result.precondition is None and fits_counted(session, unit, result.bound):
             _explain_behind(session, unit, head)
         else:
             _explain(session, unit, result)
@@ -268,9 +271,10 @@ def _explain(session: Session, unit: Unit, result: Attempt) -> None:
         for key in unit.gangs:
             session.result.explanations.setdefault(key, _as(result.precondition, key))
         return
-    blocker = next(iter(result.shortfalls.values()), None)
+    shortfalls = result.explained()
+    blocker = next(iter(shortfalls.values()), None)
     for key in unit.gangs:
-        own = result.shortfalls.get(key)
+        own = shortfalls.get(key)
         if own is not None:
             session.result.explanations[key] = own
         elif blocker is not None and not session.gangs[key].settled:

@@ -154,12 +154,13 @@ class Bound:
         return self._holds(self.totals[:, None] - lost)
 
 
-def fits_counted(session: Session, unit: Unit) -> bool:
+def fits_counted(session: Session, unit: Unit, bound: Bound | None = None) -> bool:
     """``gang.fits`` (would ``unit`` bind now, on the nodes alone?), answered by the count when
     the count settles it: short of a need, it cannot fit; ``exact``, it fits. Only the rest is
     a trial placement. The caller rules out units with a failed precondition (a missing group
-    member, too few pods), which the count does not see."""
-    bound = Bound(session, unit)
+    member, too few pods), which the count does not see. ``bound``: the unit's, if the caller
+    has it (its shapes and needs; the count is taken here, on the state as it is)."""
+    bound = bound if bound is not None else Bound(session, unit)
     bound.count()
     if not bound.holds():
         return False

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..gang import Attempt
+from ..gang import Attempt, Deferred
 from ..queue import Unit
-from ..requeue import QUEUE_CUT, WAKES, Entry, RequeueBook, backoff
+from ..requeue import DEFERRED_WAKES, QUEUE_CUT, WAKES, Entry, RequeueBook, backoff
 from ..requeue_events import ANY, PodIndex, Wake, changes
 from ..session import Session
 from .backfill import Head
@@ -135,7 +135,8 @@ def _wakes(result: Attempt) -> Wake:
         return WAKES.get(result.precondition.reason, ANY)
     wakes = Wake.NONE if result.shortfalls else ANY  # a lone pod says no reason
     for shortfall in result.shortfalls.values():
-        wakes |= WAKES.get(shortfall.reason, ANY)
+        # Not worked out (it was told it is behind the head): short of room, or of nodes.
+        wakes |= DEFERRED_WAKES if isinstance(shortfall, Deferred) else WAKES.get(shortfall.reason, ANY)
     if result.trial.cut is not None:
         wakes |= QUEUE_CUT
     return wakes

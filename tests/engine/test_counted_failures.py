@@ -1,0 +1,107 @@
+"""A unit failed by counting decides and says what its trial would have (hypothesis).
+
+Behind the head of the queue, on a cluster below ``NARROW_FROM`` nodes, a unit whose count of
+copies falls short of its need is failed without a trial (``actions/counted.py``), and its
+explanation is worked out only when read (``gang.Deferred``). Every cycle of random scenarios
+(``strategies.py``, also with a queue tree and with topology) runs twice, with counting and
+with a trial for every unit, and everything the cycle decides and says must be the same: binds,
+reservations, releases, evictions, transitions (the wait clocks the placed members start) and
+every explanation with its details.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+
+from scheduler_core.engine import EngineConfig, Gang, Node, Pod, Snapshot, apply_result, run_cycle
+from scheduler_core.engine.actions import allocate
+
+from .cycles import advance
+from .queues.test_queue_properties import queued
+from .strategies import GI, SETTINGS, Scenario, scenarios
+from .topology.tstrategies import topology_scenarios
+
+
+def decided(result) -> tuple:
+    explanations = {
+        key: (e.reason, e.message, json.dumps(e.details, sort_keys=True, default=str))
+        for key, e in result.explanations.items()
+    }
+    return (
+        result.binds,
+        result.reservations,
+        result.releases,
+        result.evictions,
+        result.transitions,
+        explanations,
+    )
+
+
+def both_ways(scenario: Scenario, monkeypatch: pytest.MonkeyPatch, cycles: int = 4) -> int:
+    """Run ``cycles`` cycles with and without counting; the number of units it failed."""
+    counted = allocate.counted_failure
+    failed = 0
+
+    def counting(*args):
+        nonlocal failed
+        found = counted(*args)
+        failed += found is not None
+        return found
+
+    snapshot, now = scenario.snapshot, scenario.now
+    for _ in range(cycles):
+        monkeypatch.setattr(allocate, "counted_failure", lambda *args: None)
+        tried = run_cycle(snapshot, now, scenario.config)
+        monkeypatch.setattr(allocate, "counted_failure", counting)
+        result = run_cycle(snapshot, now, scenario.config)
+        assert decided(result) == decided(tried)
+        snapshot = advance(apply_result(snapshot, result, now), now + 37.0)
+        now += 37.0
+    return failed
+
+
+@SETTINGS
+@given(scenarios())
+def test_counting_decides_and_explains_as_trials_do(scenario: Scenario) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        both_ways(scenario, monkeypatch)
+
+
+@SETTINGS
+@given(queued())
+def test_counting_decides_as_trials_do_with_queues(scenario: Scenario) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        both_ways(scenario, monkeypatch)
+
+
+@SETTINGS
+@given(topology_scenarios())
+def test_counting_decides_as_trials_do_with_topology(scenario: Scenario) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        both_ways(scenario, monkeypatch)
+
+
+def test_a_unit_short_behind_the_head_is_failed_by_counting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two 4-CPU nodes, half full; a head that needs both nodes whole, and behind it a gang of
+    three 2-CPU pods (the nodes take two): counted short, told how many nodes take one."""
+    nodes = tuple(Node(f"n{i}", {"cpu": 4000, "memory": 8 * GI, "pods": 110}) for i in range(2))
+    running = tuple(
+        Pod("ml", f"r{i}", {"cpu": 2000}, node=f"n{i}", started=0.0, duration=600.0) for i in range(2)
+    )
+    head = Gang("ml", "head", min_member=2, created=1.0)
+    behind = Gang("ml", "behind", min_member=3, created=2.0)
+    pods = running + tuple(Pod("ml", f"h{i}", {"cpu": 4000}, gang="ml/head", created=1.0) for i in range(2))
+    pods += tuple(
+        Pod("ml", f"b{i}", {"cpu": 2000}, gang="ml/behind", created=2.0, duration=60.0) for i in range(3)
+    )
+    scenario = Scenario(Snapshot(nodes=nodes, pods=pods, gangs=(head, behind)), 100.0, EngineConfig())
+    assert both_ways(scenario, monkeypatch, cycles=1) == 1
+    explanation = run_cycle(scenario.snapshot, scenario.now, scenario.config).explanations["ml/behind"]
+    assert (
+        explanation.details["needed"],
+        explanation.details["placeable"],
+        explanation.details["short_by"],
+    ) == (3, 2, 1)
