@@ -78,3 +78,18 @@ def check_binds_sane(before: Snapshot, result) -> None:
     for bind in result.binds:
         assert bind.pod in pods and pods[bind.pod].pending, f"{bind} is not a pending pod"
         assert bind.node in nodes and nodes[bind.node].ready, f"{bind} is not on a ready node"
+
+
+def decisions(result) -> tuple:
+    """Everything a cycle decided and said, to compare two ways of computing it."""
+    return (
+        result.binds,
+        result.reservations,
+        result.releases,
+        result.evictions,
+        result.transitions,
+        sorted(result.explanations.items()),
+        result.pods_considered,
+        result.pending_demand,
+        result.queues,
+    )

@@ -18,9 +18,9 @@ from scheduler_core.engine import Carry, EngineConfig, Node, Pod, Snapshot, appl
 from scheduler_core.engine.session import Session
 from scheduler_core.engine.state import ClusterState
 
-from .cycles import advance
+from .cycles import advance, decisions
 from .strategies import SETTINGS, Scenario, scenarios
-from .test_incremental_state import _cluster, decisions
+from .test_incremental_state import _cluster
 
 GI = 2**30
 

@@ -11,33 +11,16 @@ every explanation with its details.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from hypothesis import given
 
 from scheduler_core.engine import EngineConfig, Gang, Node, Pod, Snapshot, apply_result, run_cycle
 from scheduler_core.engine.actions import allocate
 
-from .cycles import advance
+from .cycles import advance, decisions
 from .queues.test_queue_properties import queued
 from .strategies import GI, SETTINGS, Scenario, scenarios
 from .topology.tstrategies import topology_scenarios
-
-
-def decided(result) -> tuple:
-    explanations = {
-        key: (e.reason, e.message, json.dumps(e.details, sort_keys=True, default=str))
-        for key, e in result.explanations.items()
-    }
-    return (
-        result.binds,
-        result.reservations,
-        result.releases,
-        result.evictions,
-        result.transitions,
-        explanations,
-    )
 
 
 def both_ways(scenario: Scenario, monkeypatch: pytest.MonkeyPatch, cycles: int = 4) -> int:
@@ -57,7 +40,7 @@ def both_ways(scenario: Scenario, monkeypatch: pytest.MonkeyPatch, cycles: int =
         tried = run_cycle(snapshot, now, scenario.config)
         monkeypatch.setattr(allocate, "counted_failure", counting)
         result = run_cycle(snapshot, now, scenario.config)
-        assert decided(result) == decided(tried)
+        assert decisions(result) == decisions(tried)
         snapshot = advance(apply_result(snapshot, result, now), now + 37.0)
         now += 37.0
     return failed

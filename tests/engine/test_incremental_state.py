@@ -37,7 +37,7 @@ from scheduler_core.engine import session as session_module
 from scheduler_core.engine import state as state_module
 from scheduler_core.engine.state import ClusterState
 
-from .cycles import advance
+from .cycles import advance, decisions
 from .strategies import SETTINGS, Scenario, scenarios
 
 GI = 2**30
@@ -54,20 +54,6 @@ def plain():
         mock.patch.object(ClusterState, "free_all", lambda self: self.alloc - self._used),
     ):
         yield
-
-
-def decisions(result) -> tuple:
-    return (
-        result.binds,
-        result.reservations,
-        result.releases,
-        result.evictions,
-        result.transitions,
-        sorted(result.explanations.items()),
-        result.pods_considered,
-        result.pending_demand,
-        result.queues,
-    )
 
 
 def run(snapshot: Snapshot, now: float, config: EngineConfig, cycles: int) -> list[tuple]:
