@@ -30,6 +30,7 @@ from .model import Node, Pod, Snapshot
 from .pod_flags import pending_of, reserved_of
 from .requeue import RequeueBook
 from .state import NARROW_FROM, ClusterState
+from .victim_book import VictimBook
 
 #: Node-side attributes of a ClusterState that depend only on the nodes and the resources.
 _NODE_PART = (
@@ -68,6 +69,7 @@ class Carry:
         self.restored = 0  # cycles whose state was carried, for tests and the bench
         self.requeue = RequeueBook()  # units that failed and what may wake them (requeue.py)
         self.gang_map = GangMap()  # the gangs by key, and those that may time out (gang_map.py)
+        self.victim_book = VictimBook()  # preemption's candidates per running gang (victim_book.py)
         self.rebuilt = 0
 
     def same_nodes(self, nodes: Sequence[Node]) -> bool:

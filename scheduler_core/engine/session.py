@@ -59,6 +59,8 @@ class Session:
         self.done: set[str] = set()
         # Preemption candidates, built on first use (actions/victims.py: a VictimPool).
         self.victims = None
+        # What the last cycles found per running gang, with a carry (``victim_book.py``).
+        self.victim_book = carry.victim_book if carry is not None else None
         self.terminating_usage = None  # per-node usage of terminating pods, or False: none
         # Units that searched for victims in this cycle (EngineConfig.preempt_depth), and those
         # that would have searched past the bound (their explanation says so).

@@ -27,6 +27,7 @@ from ..model import Gang, Pod
 from ..queue import gang_priority
 from ..session import Session
 from ..state import ClusterState
+from ..victim_book import Found, VictimBook
 
 
 @dataclass(eq=False)
@@ -133,13 +134,17 @@ def candidates(session: Session, below: int) -> VictimPool:
     """
     if session.victims is not None and session.victims.below >= below:
         return session.victims
-    session.victims = VictimPool(below, _collect(session, below, session.snapshot.pods))
+    victims = _collect(session, below, session.snapshot.pods, session.victim_book)
+    session.victims = VictimPool(below, victims)
     return session.victims
 
 
-def _collect(session: Session, below: int, pods) -> list[Victim]:
-    """``candidates`` among ``pods`` (all of the snapshot's, or those of some queues)."""
+def _collect(session: Session, below: int, pods, book: VictimBook | None = None) -> list[Victim]:
+    """``candidates`` among ``pods`` (all of the snapshot's, or those of some queues). With
+    ``book`` (all of the snapshot's pods, with a carry), a gang's victims are those found in an
+    earlier cycle while its gangs and running pods are the same objects (``victim_book.py``)."""
     found: list[tuple] = []
+    kept: list[Found | None] = []  # per spec: the book's entry it came from (its arrays), if any
     running: dict[str, list[Pod]] = defaultdict(list)
     index = session.state.node_index
     for pod in pods:
@@ -150,8 +155,11 @@ def _collect(session: Session, below: int, pods) -> list[Victim]:
             running[gang.key].append(pod)
         elif pod.preemptible and pod.priority < below:
             found.append((pod.key, [pod], (), pod.priority, None, pod.started or 0.0, pod.created))
+            kept.append(None)
     groups = {group.key: group for group in session.snapshot.gang_groups}
     seen: set[str] = set()
+    if book is not None:
+        book.open((session.state.node_names, session.state.resources, session.config.gangs))
     for gang_key in running:
         gang = session.gangs[gang_key]
         group = groups.get(gang.group) if gang.group is not None else None
@@ -160,14 +168,47 @@ def _collect(session: Session, below: int, pods) -> list[Victim]:
             continue
         seen.add(key)
         members = tuple(k for k in (group.members if group else (gang.key,)) if k in session.gangs)
-        priority = max(gang_priority(session.gangs[k], session.members.get(k, [])) for k in members)
-        if priority < below:
-            found.extend(_gang_victims(session, key, members, priority, running))
-    victims = _build(session, found)
+        if book is None:
+            priority = _priority(session, members)
+            if priority < below:
+                specs = _gang_victims(session, key, members, priority, running)
+                found.extend(specs)
+                kept.extend([None] * len(specs))
+            continue
+        entry = _found(session, book, key, members, running)
+        if entry.priority < below:
+            found.extend(entry.specs)
+            kept.extend([entry] * len(entry.specs))
+    if book is not None:
+        book.forget_others(seen)
+    victims = _build(session, found, kept)
     victims.sort(key=Victim.order, reverse=True)
     for victim in victims if session.evicted else ():  # built later: what is gone stays gone
         victim.evicted = any(pod.key in session.evicted for pod in victim.pods)
     return victims
+
+
+def _priority(session: Session, members: tuple[str, ...]) -> int:
+    return max(gang_priority(session.gangs[k], session.members.get(k, [])) for k in members)
+
+
+def _found(
+    session: Session, book: VictimBook, key: str, members: tuple[str, ...], running: dict[str, list[Pod]]
+) -> Found:
+    """The book's entry for ``key``; a gang whose priority is its pods' (no priority of its
+    own) is found again if its priority moved (a member of another priority joined)."""
+    gangs = tuple(session.gangs[k] for k in members)
+    pods = tuple(tuple(running.get(k, ())) for k in members)
+
+    def find() -> tuple[int, list[tuple]]:
+        priority = _priority(session, members)
+        return priority, _gang_victims(session, key, members, priority, running)
+
+    entry = book.found(key, gangs, pods, find)
+    if any(gang.priority is None for gang in gangs) and _priority(session, members) != entry.priority:
+        book.entries.pop(key)
+        entry = book.found(key, gangs, pods, find)
+    return entry
 
 
 def of_queue(session: Session, queue: int, below: int) -> VictimPool:
@@ -231,27 +272,40 @@ def _age(pod: Pod) -> tuple:
     return (pod.started or 0.0, pod.created, pod.key)
 
 
-def _build(session: Session, found: list[tuple]) -> list[Victim]:
-    """Victims whose node and request arrays are views into two arrays built in one go."""
+def _build(session: Session, found: list[tuple], kept: list[Found | None]) -> list[Victim]:
+    """Victims whose node and request arrays are the book's, or views into two arrays built
+    in one go for the rest (and then kept in the book's entries)."""
     state = session.state
-    pods = [pod for spec in found for pod in spec[1]]
-    if not pods:
-        return []
-    positions = np.fromiter((state.pod_position[id(pod)] for pod in pods), dtype=np.int64, count=len(pods))
-    nodes = state.pod_where[positions]
-    rows = state.pod_rows[positions]
+    fresh = [i for i, entry in enumerate(kept) if entry is None or entry.arrays is None]
+    pods = [pod for i in fresh for pod in found[i][1]]
+    arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if pods:
+        positions = np.fromiter((state.pod_position[id(pod)] for pod in pods), np.int64, len(pods))
+        nodes, rows = state.pod_where[positions], state.pod_rows[positions]
+        start = 0
+        for i in fresh:
+            end = start + len(found[i][1])
+            arrays[i] = (nodes[start:end], rows[start:end])
+            start = end
+    filled: dict[int, list] = {}  # id(entry) -> its arrays, in its specs' order
     victims: list[Victim] = []
     wholes: dict[str, Victim] = {}
-    start = 0
-    for key, members, gangs, priority, elastic_of, started, created in found:
-        end = start + len(members)
-        victim = Victim(
-            key, priority, members, gangs, nodes[start:end], rows[start:end], started, created, elastic_of
-        )
+    j = 0  # the spec's place among its entry's (an entry's specs come together)
+    for i, (key, members, gangs, priority, elastic_of, started, created) in enumerate(found):
+        entry = kept[i]
+        j = j + 1 if i and entry is not None and entry is kept[i - 1] else 0
+        if i in arrays:
+            where, rows_of = arrays[i]
+            if entry is not None:
+                filled.setdefault(id(entry), []).append((where, rows_of))
+                if len(filled[id(entry)]) == len(entry.specs):
+                    entry.arrays = filled.pop(id(entry))
+        else:
+            where, rows_of = entry.arrays[j]
+        victim = Victim(key, priority, members, gangs, where, rows_of, started, created, elastic_of)
         for gang in gangs:
             wholes[gang] = victim
         victims.append(victim)
-        start = end
     for victim in victims:
         if victim.elastic_of is not None:
             victim.whole = wholes.get(victim.elastic_of.key)
