@@ -81,6 +81,10 @@ class EngineConfig:
     # tried again until an event could let it place, or until its backoff (1 s, doubling with
     # each failure in a row, at most this) runs out. 0: every unit is tried in every cycle.
     requeue_backoff_max_s: float = DEFAULT_REQUEUE_BACKOFF_MAX_S
+    # Whether a unit short of room is told why (its explanation, and whether it is only behind
+    # the head). False decides the same and says less: a forecast's cycles after its first
+    # (forecast/future.py), whose explanations nobody reads. The work saved is most of a failure's.
+    explain: bool = True
 
 
 def permit_quorum(min_member: int, hold: float) -> int:

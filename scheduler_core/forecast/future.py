@@ -84,6 +84,9 @@ class Future:
         self.book = Book(snapshot)
         self.now = now
         self.config = config
+        # The cycles after the first decide as the service's would and say nothing of units that
+        # fail: only the first cycle's explanations are read (``make.py``).
+        self.quiet = dataclasses.replace(config, explain=False)
         self.truth = truth
         self.watched = dict(watched)  # pending gang key -> min_member, until it starts
         self.horizon = horizon
@@ -166,7 +169,7 @@ class Future:
             self.past = past
             self._refresh(t)
             if result is None:
-                result = run_cycle(self._shown(), t, self.config, self.carry)
+                result = run_cycle(self._shown(), t, self.quiet, self.carry)
                 self.history.record(past, result)
             else:
                 self.carry.requeue.clear()  # it did not see this cycle: its book starts again

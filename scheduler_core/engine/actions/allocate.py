@@ -83,13 +83,11 @@ def _failed(session: Session, unit: Unit, result: Attempt, head: Head | None, li
     if cut is not None and _held_by_queue(session, unit, cut, head is None):
         return head
     if head is not None:
-        # Does it fit on the nodes, the head's reservation aside? Then it is only behind the head.
-        if limit is not None and result.precondition is None and fits_counted(session, unit, result.bound):
-            _explain_behind(session, unit, head)
-        else:
-            _explain(session, unit, result)
+        if config.explain:
+            _explain_failed_behind(session, unit, result, head, limit)
         return head
-    _explain(session, unit, result)
+    if config.explain:
+        _explain(session, unit, result)
     if not result.resource_blocked:
         return None
     if config.head_of_line == HeadOfLine.NONE:
@@ -105,6 +103,14 @@ def _failed(session: Session, unit: Unit, result: Attempt, head: Head | None, li
     _explain_deferred(session, unit)
     _keep_reservations(session, unit)
     return plan_head(session, unit)
+
+
+def _explain_failed_behind(session: Session, unit: Unit, result: Attempt, head: Head, limit) -> None:
+    """Does it fit on the nodes, the head's reservation aside? Then it is only behind the head."""
+    if limit is not None and result.precondition is None and fits_counted(session, unit, result.bound):
+        _explain_behind(session, unit, head)
+    else:
+        _explain(session, unit, result)
 
 
 def _nominated_alone(session: Session, unit: Unit) -> bool:
