@@ -13,7 +13,6 @@ the configuration says the same about gangs. Anything else is found afresh.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from operator import is_
 from typing import Any
@@ -27,8 +26,8 @@ from .model import Gang, Pod
 class Found:
     """What was found for one gang or gang group, and the objects it was found from."""
 
-    gangs: tuple[Gang, ...]
-    pods: tuple[tuple[Pod, ...], ...]  # each gang's running pods, in the order found
+    gangs: list[Gang]
+    pods: list[list[Pod]]  # each gang's running pods, in snapshot order
     priority: int
     specs: list[tuple]  # (key, pods, gangs, priority, elastic_of, started, created), as victims.py
     arrays: list[tuple[np.ndarray, np.ndarray]] | None = None  # each spec's (nodes, rows)
@@ -43,29 +42,23 @@ class VictimBook:
     def open(self, layout: tuple[Any, ...]) -> None:
         """Start a cycle; ``layout`` is the objects the arrays depend on (nodes, columns,
         whether gangs are scheduled as gangs): different ones forget everything."""
-        if (
-            self.layout is None
-            or len(self.layout) != len(layout)
-            or any(a is not b for a, b in zip(self.layout, layout, strict=True))
-        ):
+        if self.layout is None or not _same(self.layout, layout):
             self.entries.clear()
         self.layout = layout
 
-    def found(
-        self,
-        key: str,
-        gangs: tuple[Gang, ...],
-        pods: tuple[tuple[Pod, ...], ...],
-        find: Callable[[], tuple[int, list[tuple]]],
-    ) -> Found:
-        """What was found for ``key`` from these very objects, or ``find()``'s answer, kept."""
+    def get(self, key: str, gangs: list[Gang], pods: list[list[Pod]]) -> Found | None:
+        """What was found for ``key`` from these very objects, if anything."""
         entry = self.entries.get(key)
-        if entry is not None and _same(entry.gangs, gangs) and _same_pods(entry.pods, pods):
-            self.used += 1
-            return entry
-        priority, specs = find()
-        entry = self.entries[key] = Found(gangs, pods, priority, specs)
+        if entry is None or not _same(entry.gangs, gangs) or len(entry.pods) != len(pods):
+            return None
+        if not all(map(_same, entry.pods, pods)):
+            return None
+        self.used += 1
         return entry
+
+    def put(self, key: str, found: Found) -> Found:
+        self.entries[key] = found
+        return found
 
     def forget_others(self, seen: set[str]) -> None:
         """Drop the gangs no longer running (what ``seen`` does not name)."""
@@ -74,9 +67,5 @@ class VictimBook:
                 del self.entries[key]
 
 
-def _same(old: tuple, new: tuple) -> bool:
+def _same(old, new) -> bool:
     return len(old) == len(new) and all(map(is_, old, new))
-
-
-def _same_pods(old: tuple[tuple[Pod, ...], ...], new: tuple[tuple[Pod, ...], ...]) -> bool:
-    return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))

@@ -195,20 +195,21 @@ def _priority(session: Session, members: tuple[str, ...]) -> int:
 def _found(
     session: Session, book: VictimBook, key: str, members: tuple[str, ...], running: dict[str, list[Pod]]
 ) -> Found:
-    """The book's entry for ``key``; a gang whose priority is its pods' (no priority of its
-    own) is found again if its priority moved (a member of another priority joined)."""
-    gangs = tuple(session.gangs[k] for k in members)
-    pods = tuple(tuple(running.get(k, ())) for k in members)
-
-    def find() -> tuple[int, list[tuple]]:
+    """The book's entry for ``key``, or one found afresh; a gang whose priority is its pods' (no
+    priority of its own) is found again if its priority moved (a member of another priority
+    joined)."""
+    gangs = [session.gangs[k] for k in members]
+    pods = [running.get(k, _NONE) for k in members]
+    entry = book.get(key, gangs, pods)
+    moved = entry is not None and any(gang.priority is None for gang in gangs)
+    if entry is None or (moved and _priority(session, members) != entry.priority):
         priority = _priority(session, members)
-        return priority, _gang_victims(session, key, members, priority, running)
-
-    entry = book.found(key, gangs, pods, find)
-    if any(gang.priority is None for gang in gangs) and _priority(session, members) != entry.priority:
-        book.entries.pop(key)
-        entry = book.found(key, gangs, pods, find)
+        specs = _gang_victims(session, key, members, priority, running)
+        entry = book.put(key, Found(gangs, pods, priority, specs))
     return entry
+
+
+_NONE: list[Pod] = []  # a member gang with no running pod (never changed)
 
 
 def of_queue(session: Session, queue: int, below: int) -> VictimPool:
