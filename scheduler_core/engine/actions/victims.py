@@ -152,6 +152,8 @@ def _collect(session: Session, below: int, pods, book: VictimBook | None = None)
             continue
         gang = session.gangs.get(pod.gang) if pod.gang is not None and session.config.gangs else None
         if gang is not None:
+            if gang.priority is not None and gang.priority >= below:
+                continue  # its group's priority is at least its own: never a victim here
             running[gang.key].append(pod)
         elif pod.preemptible and pod.priority < below:
             found.append((pod.key, [pod], (), pod.priority, None, pod.started or 0.0, pod.created))
@@ -168,15 +170,15 @@ def _collect(session: Session, below: int, pods, book: VictimBook | None = None)
             continue
         seen.add(key)
         members = tuple(k for k in (group.members if group else (gang.key,)) if k in session.gangs)
-        if book is None:
-            priority = _priority(session, members)
-            if priority < below:
-                specs = _gang_victims(session, key, members, priority, running)
-                found.extend(specs)
-                kept.extend([None] * len(specs))
+        priority = _priority(session, members)
+        if priority >= below:
             continue
-        entry = _found(session, book, key, members, running)
-        if entry.priority < below:
+        if book is None:
+            specs = _gang_victims(session, key, members, priority, running)
+            found.extend(specs)
+            kept.extend([None] * len(specs))
+        else:
+            entry = _found(session, book, key, members, running, priority)
             found.extend(entry.specs)
             kept.extend([entry] * len(entry.specs))
     if book is not None:
@@ -193,19 +195,23 @@ def _priority(session: Session, members: tuple[str, ...]) -> int:
 
 
 def _found(
-    session: Session, book: VictimBook, key: str, members: tuple[str, ...], running: dict[str, list[Pod]]
+    session: Session,
+    book: VictimBook,
+    key: str,
+    members: tuple[str, ...],
+    running: dict[str, list[Pod]],
+    priority: int,
 ) -> Found:
-    """The book's entry for ``key``, or one found afresh; a gang whose priority is its pods' (no
-    priority of its own) is found again if its priority moved (a member of another priority
-    joined)."""
+    """The book's entry for ``key``, or one found afresh. A gang whose priority is its pods'
+    (no priority of its own) keeps its objects when a member of another priority joins: its
+    entry is found again when the priority moved."""
     gangs = [session.gangs[k] for k in members]
     pods = [running.get(k, _NONE) for k in members]
     entry = book.get(key, gangs, pods)
-    moved = entry is not None and any(gang.priority is None for gang in gangs)
-    if entry is None or (moved and _priority(session, members) != entry.priority):
-        priority = _priority(session, members)
-        specs = _gang_victims(session, key, members, priority, running)
-        entry = book.put(key, Found(gangs, pods, priority, specs))
+    if entry is None or entry.priority != priority:
+        entry = book.put(
+            key, Found(gangs, pods, priority, _gang_victims(session, key, members, priority, running))
+        )
     return entry
 
 
