@@ -27,7 +27,7 @@ import numpy as np
 from .filters import NodeFilter
 from .gang_map import GangMap
 from .model import Node, Pod, Snapshot
-from .pod_flags import pending_of, reserved_of
+from .pod_flags import ends_of, pending_of, reserved_of, terminating_of
 from .requeue import RequeueBook
 from .state import NARROW_FROM, ClusterState
 from .victim_book import VictimBook
@@ -115,6 +115,10 @@ class Carry:
         gang[kept] = last.pod_gang[old[kept]]
         reserved = np.zeros(len(pods), bool)
         reserved[kept] = last.pod_reserved[old[kept]]
+        end = np.full(len(pods), np.nan)
+        end[kept] = last.pod_end[old[kept]]
+        terminating = np.zeros(len(pods), bool)
+        terminating[kept] = last.pod_terminating[old[kept]]
         state.gang_codes = last.gang_codes
         for name in _NODE_PART:
             setattr(state, name, getattr(last, name))
@@ -128,6 +132,7 @@ class Carry:
             pending[fresh] = pending_of(new_pods)
             gang[fresh] = state.gang_codes.of(new_pods)
             reserved[fresh] = reserved_of(new_pods)
+            end[fresh], terminating[fresh] = ends_of(new_pods), terminating_of(new_pods)
         unnamed = np.flatnonzero(~self._node_named)  # columns only pods name (usually none)
         if unnamed.size and not named[:, unnamed].any(axis=0).all():
             return False  # a resource no pod or node names any more: the columns change
@@ -136,6 +141,7 @@ class Carry:
             array.flags.writeable = False
         state.pod_rows, state.pod_where, state.pod_pending = rows, where, pending
         state.pod_gang, state.pod_reserved = gang, reserved
+        state.pod_end, state.pod_terminating = end, terminating
         self._remember(state, snapshot, named, ids)
         self.restored += 1
         return True

@@ -17,3 +17,21 @@ def reserved_of(pods: Sequence[Pod]) -> np.ndarray:
 def pending_of(pods: Sequence[Pod]) -> np.ndarray:
     """Per pod, ``Pod.pending`` (not bound, not terminating), as a bool array."""
     return np.fromiter((pod.node is None and not pod.terminating for pod in pods), bool, len(pods))
+
+
+def ends_of(pods: Sequence[Pod]) -> np.ndarray:
+    """Per pod, when it is expected to end (``started + duration``; NaN when either is
+    unknown), as a float array: backfilling's known ends, read without a pass over the pods."""
+    return np.fromiter(
+        (
+            pod.started + pod.duration if pod.started is not None and pod.duration is not None else np.nan
+            for pod in pods
+        ),
+        float,
+        len(pods),
+    )
+
+
+def terminating_of(pods: Sequence[Pod]) -> np.ndarray:
+    """Per pod, ``Pod.terminating``, as a bool array."""
+    return np.fromiter((pod.terminating for pod in pods), bool, len(pods))

@@ -54,6 +54,7 @@ class Session:
         self.holders: set[str] = {keys[code] for code in holding[holding >= 0].tolist()}
         self.bound_at: dict[str, int] = {}  # pods bound in this cycle -> node index
         self.evicted: set[str] = set()
+        self.evicted_at: list[int] = []  # the evicted pods' snapshot positions (``evict``)
         self.units: list[Unit] = []
         # Units finished with in this cycle (placed, reserved by preemption): skipped by later actions.
         self.done: set[str] = set()
@@ -122,6 +123,11 @@ class Session:
             for pod in self.members.get(gang_key, ())
             if pod.pending and pod.key not in self.bound_at and self.reserved_node(pod) is None
         ]
+
+    def evict(self, pod: Pod) -> None:
+        """``pod`` (of the snapshot) is evicted in this cycle."""
+        self.evicted.add(pod.key)
+        self.evicted_at.append(self.state.pod_position[id(pod)])
 
     def running(self, gang_key: str) -> list[Pod]:
         return [

@@ -15,7 +15,7 @@ import numpy as np
 from .free_index import FreeIndex, node_kinds
 from .members import GangCodes
 from .model import Pod, Snapshot
-from .pod_flags import pending_of, reserved_of
+from .pod_flags import ends_of, pending_of, reserved_of, terminating_of
 from .request_rows import RequestRows
 
 #: Nodes per block of the free-capacity summary (``ClusterState._room``).
@@ -116,6 +116,7 @@ class ClusterState(RequestRows):
         self.gang_codes = GangCodes()  # per pod, its gang's code (``members.py``)
         self.pod_gang = self.gang_codes.of(pods)
         self.pod_reserved = reserved_of(pods)
+        self.pod_end, self.pod_terminating = ends_of(pods), terminating_of(pods)
         for array in (self.pod_rows, self.pod_where, self.pod_pending, self.pod_gang, self.pod_reserved):
             array.flags.writeable = False
 

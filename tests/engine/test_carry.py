@@ -37,8 +37,10 @@ def assert_same_state(carried: ClusterState, fresh: ClusterState) -> None:
         "pod_used",
         "used",
         "scale",
+        "pod_terminating",
     ):
         assert np.array_equal(getattr(carried, name), getattr(fresh, name)), name
+    assert np.array_equal(carried.pod_end, fresh.pod_end, equal_nan=True)  # backfilling's known ends
     # Gang codes are numbered in the order gangs were first seen, so they may differ; the gang
     # each code stands for may not.
     carried_gangs = [carried.gang_codes.keys[c] if c >= 0 else None for c in carried.pod_gang.tolist()]

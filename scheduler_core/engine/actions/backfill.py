@@ -156,27 +156,28 @@ def _trial_usage(trial: Trial) -> np.ndarray:
 
 def _known_endings(session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Node index, request row, expected end and snapshot position of every running pod whose
-    end is known."""
+    end is known, by position: those running before the cycle (not evicted in it; a
+    terminating one ends now) from the state's carried arrays, and those bound in it."""
     state = session.state
-    positions, nodes, ends = [], [], []
-    for position, pod in enumerate(session.snapshot.pods):
-        if pod.key in session.bound_at:
-            index = session.bound_at[pod.key]
-            end = session.now + pod.duration if pod.duration is not None else None
-        elif pod.node is not None and pod.key not in session.evicted:
-            index = int(state.pod_where[position])
-            if pod.terminating:
-                end = session.now
-            elif pod.started is not None and pod.duration is not None:
-                end = pod.started + pod.duration
-            else:
-                end = None
-        else:
-            continue
-        if index < 0 or end is None:
-            continue
-        positions.append(position)
-        nodes.append(index)
-        ends.append(end)
-    positions = np.array(positions, dtype=np.int64)
-    return np.array(nodes, dtype=np.int64), state.pod_rows[positions], np.array(ends, dtype=float), positions
+    running = state.pod_where >= 0
+    if session.evicted_at:
+        running[session.evicted_at] = False
+    ends = np.where(state.pod_terminating, session.now, state.pod_end)
+    positions = np.flatnonzero(running & ~np.isnan(ends))
+    nodes, ends = state.pod_where[positions], ends[positions]
+    if session.bound_at:
+        pods = state.pods
+        at = {pods[position].key: position for position in np.flatnonzero(state.pod_pending).tolist()}
+        bound = [
+            (at[key], index, session.now + pod.duration)
+            for key, index in session.bound_at.items()
+            if (pod := pods[at[key]]).duration is not None and index >= 0
+        ]
+        if bound:
+            more = np.array(bound, dtype=float)
+            positions = np.concatenate([positions, more[:, 0].astype(np.int64)])
+            nodes = np.concatenate([nodes, more[:, 1].astype(np.int64)])
+            ends = np.concatenate([ends, more[:, 2]])
+            order = np.argsort(positions, kind="stable")
+            positions, nodes, ends = positions[order], nodes[order], ends[order]
+    return nodes, state.pod_rows[positions], ends, positions

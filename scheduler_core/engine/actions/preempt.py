@@ -301,7 +301,7 @@ def _commit(session: Session, unit: Unit, chosen: list[Victim]) -> None:
         # An elastic member taken with its whole gang is evicted as part of the whole gang.
         reason = victim.whole if _pinned(victim, taken) else victim
         for pod in victim.pods:
-            session.evicted.add(pod.key)
+            session.evict(pod)
             session.result.evictions.append(
                 Evict(pod.key, pod.node, pod.gang, f"{preemptor}: {reason.why()}")
             )

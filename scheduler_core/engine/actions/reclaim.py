@@ -314,7 +314,7 @@ def _evict(session: Session, bundles: list[Bundle], why: str, reclaimed_by: str 
         for victim in bundle.victims:
             victim.evicted = True
             for pod in victim.pods:
-                session.evicted.add(pod.key)
+                session.evict(pod)
                 session.result.evictions.append(
                     Evict(
                         pod.key,
