@@ -12,6 +12,8 @@ The API the service calls::
     f.waiting_for                    # WaitingFor(reason, message): the engine's explanation
     forecasts.made_at, forecasts.horizon, forecasts.runs
 
+    forecast(snapshot, now, config, sources=..., arrivals=Arrivals([Submission(...), ...], 3600))
+                                     # the same, if the last hour's submissions repeat
     forecast_with(snapshot, now, config, gangs=[gang], pods=pods, sources=...)  # "if I submitted
                                      # this now": the same, with extra pending gangs (a dry run)
 
@@ -19,6 +21,8 @@ The API the service calls::
   pods with ``started`` and ``duration`` = the estimate with the overrun rule), ``now`` its time;
 - ``sources``: the source of each gang's runtime estimate; ``spreads`` (``spreads.py``): how far
   an estimate of each source may be from the truth;
+- ``arrivals``: the submissions of a recent window, assumed to repeat (``arrivals.py``); without
+  them a forecast assumes nothing more is submitted;
 - how: ``make.py`` (the runs put together), ``future.py`` (one forward run), ``book.py`` (its
   pods and gangs), ``history.py`` (cycles runs share), ``room.py`` and
   ``window.py`` (the cycles and units a run may skip), ``positions.py`` (Kueue's positions),
@@ -26,6 +30,7 @@ The API the service calls::
   made", says what a forecast assumes.
 """
 
+from .arrivals import Arrivals, Submission
 from .make import HORIZON_S, MAX_CYCLES, QUANTILES, forecast, forecast_with
 from .positions import Position, positions
 from .results import EXPECTED, LATER, NONE, Forecasts, GangForecast, RunSummary, WaitingFor
@@ -33,6 +38,7 @@ from .spreads import DEFAULT_SPREADS, Spread
 
 __all__ = [
     "DEFAULT_SPREADS",
+    "Arrivals",
     "EXPECTED",
     "HORIZON_S",
     "LATER",
@@ -44,6 +50,7 @@ __all__ = [
     "Position",
     "RunSummary",
     "Spread",
+    "Submission",
     "WaitingFor",
     "forecast",
     "forecast_with",

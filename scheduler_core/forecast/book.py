@@ -93,6 +93,15 @@ class Book:
             if self.gangs.pop(key, None) is not None:
                 self._snapshot = None
 
+    def add(self, gang: Gang, pods: Iterable[Pod]) -> None:
+        """A gang submitted during the run (``arrivals.py``): it and its pods come last."""
+        self.gangs[gang.key] = gang
+        for pod in pods:
+            self.pods[pod.key] = pod
+            self.members.setdefault(gang.key, []).append(pod.key)
+            self._wait(pod)
+        self._snapshot = None
+
     def forget_waiting(self, gang: str) -> list[str]:
         """A finished gang's waiting pods, taken out of the waiting lists (they are gone)."""
         keys = list(self.waiting.pop(gang, {}))

@@ -10,9 +10,11 @@ the worker keeps one. A running pod that outlives its estimate gets the overrun 
 as the snapshot gives it to the service's engine.
 
 A cycle that evicted or released something is followed by another one ``tick`` later (the
-preemptor binds on the room it was given), as the trace replay does. Nothing arrives: no
-submission is forecast. The run stops when no real end is left (what still waits, waits for
-pods that never end: they have no estimate), at the horizon, or after ``max_cycles``.
+preemptor binds on the room it was given), as the trace replay does. Nothing arrives unless
+the arrival model gives the run its copies (``arrivals.py``): each joins the run, waiting, at
+its delivery time, which is then one more event between the ends. The run stops when no real
+end is left (what still waits, waits for pods that never end: they have no estimate), at the
+horizon, or after ``max_cycles``.
 
 A gang *starts* when ``min_member`` of its pods are bound, as the trace replay counts it.
 """
@@ -23,14 +25,14 @@ import dataclasses
 import heapq
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scheduler_core.engine.carry import Carry
 from scheduler_core.engine.config import EngineConfig
 from scheduler_core.engine.cycle import run_cycle
 from scheduler_core.engine.decisions import CycleResult, TransitionKind
-from scheduler_core.engine.model import GangMode, GangPhase, Pod, Snapshot
+from scheduler_core.engine.model import Gang, GangMode, GangPhase, Pod, Snapshot
 from scheduler_core.engine.runtimes import Estimate, overrun
 
 from .book import Book
@@ -80,6 +82,7 @@ class Future:
         resolution: float,
         window: Window,
         history: History | None = None,
+        arrivals: Sequence[tuple[float, Gang, Sequence[Pod]]] = (),
     ) -> None:
         self.book = Book(snapshot)
         self.now = now
@@ -113,6 +116,8 @@ class Future:
         for pod in snapshot.pods:
             if pod.node is not None and not pod.terminating:
                 self._bound(pod, now)
+        self.arrivals = list(arrivals)  # (delivery time, gang, pods) in time order (arrivals.py)
+        self.arrived = 0
 
     @property
     def waiting(self) -> dict[str | None, dict[str, Pod]]:
@@ -151,7 +156,11 @@ class Future:
                 first_end = self.ends[0][0]
                 batch = first_end + self.resolution * max(first_end - self.now, 0.0)
                 last = max(end for end, _key, _binding in self.ends if end <= batch)
-                t = max(t + self.tick, math.ceil(last / self.tick - 1e-9) * self.tick)
+                after = max(t + self.tick, math.ceil(last / self.tick - 1e-9) * self.tick)
+                if self.arrived < len(self.arrivals):  # a submission comes first (arrivals.py)
+                    due = math.ceil(self.arrivals[self.arrived][0] / self.tick - 1e-9) * self.tick
+                    after = min(after, max(t + self.tick, due))
+                t = after
             else:
                 self.out.stopped_by = NO_EVENT
                 break
@@ -159,6 +168,7 @@ class Future:
                 self.out.stopped_by = HORIZON
                 break
             self._end_until(t)
+            self._arrive_until(t)
             past = self.history.next(self.past, t, self.gone, self.finished)
             result = self.history.result(past)
             if result is SKIPPED or (
@@ -251,6 +261,17 @@ class Future:
                 if self.bound_of[pod.gang] <= 0 and pod.gang not in self.watched:
                     self.finished.add(pod.gang)
                     self.gone.update(self.book.forget_waiting(pod.gang))
+
+    def _arrive_until(self, t: float) -> None:
+        """The gangs the arrival model submits by ``t`` join the run, waiting."""
+        while self.arrived < len(self.arrivals) and self.arrivals[self.arrived][0] <= t:
+            _when, gang, pods = self.arrivals[self.arrived]
+            self.arrived += 1
+            self.book.add(gang, pods)
+            self.modes[gang.key] = (self.config.force_mode or gang.mode) == GangMode.NON_STRICT
+            for pod in pods:
+                self.requests[pod.key] = pod.requests
+                self.gang_of[pod.key] = pod.gang
 
     def _refresh(self, t: float) -> None:
         """The snapshot at ``t``: without the pods gone and the gangs finished, and with the

@@ -11,6 +11,7 @@ from scheduler_core.engine.cycle import run_cycle
 from scheduler_core.engine.model import Gang, Pod, Snapshot
 from scheduler_core.engine.runtimes import DECLARED
 
+from .arrivals import Arrivals, plan
 from .future import CYCLES, NO_EVENT, Future, Run, Truth
 from .history import History
 from .positions import positions
@@ -42,8 +43,10 @@ def forecast(
     quantiles: Sequence[float] = QUANTILES,
     tick: float = 1.0,
     resolution: float = RESOLUTION,
+    arrivals: Arrivals | None = None,
 ) -> Forecasts:
-    """When each pending gang of ``snapshot`` starts, if nothing new is submitted.
+    """When each pending gang of ``snapshot`` starts: if nothing new is submitted, or, with
+    ``arrivals``, if the recent submissions repeat (``arrivals.py``).
 
     ``sources``: gang key -> the source of its runtime estimate (``engine.runtimes``: declared,
     learned, limit, default, overrun), for running and pending gangs; a gang it does not name is
@@ -56,14 +59,16 @@ def forecast(
     gangs = {gang.key: gang for gang in snapshot.gangs}
     watched = {key: gangs[key].min_member for key in where}
     first = run_cycle(snapshot, now, config)
-    window = Window(snapshot, config)
+    planned = plan(arrivals, snapshot, now, config, horizon=now + horizon_s, tick=tick, resolution=resolution)
+    sources = {**(sources or {}), **planned.sources}
+    window = Window(planned.snapshot(snapshot), config)
     history = History()  # cycles shared by runs whose pasts are the same (history.py)
     runs = [
         Future(
             snapshot,
             now,
             config,
-            _truth(sources or {}, spreads, quantile),
+            _truth(sources, spreads, quantile),
             watched,
             quantile=quantile,
             horizon=now + horizon_s,
@@ -72,6 +77,7 @@ def forecast(
             resolution=resolution,
             window=window,
             history=history,
+            arrivals=planned.events,
         ).run(first)
         for quantile in quantiles
     ]

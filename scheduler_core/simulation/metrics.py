@@ -32,6 +32,8 @@ Definitions (docs/trace-replay.md repeats them):
 * ``runtimes`` (``runtime_view.py``): the ``--runtimes`` mode, how many starts each estimate
   source gave, and estimate / runtime over the jobs that ended; ``head_guarantee``
   (``head_book.py``): whether the head started when the plan promised, for a RESERVE policy.
+* ``forecasts`` (``--forecasts``, ``forecast_book.py``, ``forecast_accuracy.py``): how far
+  gangsched's start-time forecasts, and the baseline's, were from the starts.
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ def summarise(replay: Replay) -> dict:
         summary["runtimes"] = replay.runtimes
     if replay.heads is not None:
         summary["head_guarantee"] = replay.heads
+    if replay.forecasts is not None:
+        summary["forecasts"] = replay.forecasts
     return summary
 
 

@@ -59,6 +59,7 @@ class Replay:
     # ``HeadBook.summary()`` (the head's guarantee; None where it is not measured).
     runtimes: dict | None = None
     heads: dict | None = None
+    forecasts: dict | None = None  # ``ForecastBook.summary()`` with --forecasts, else None
 
 
 def main_resource(resources: tuple[str, ...]) -> str:

@@ -43,6 +43,7 @@ from scheduler_core.engine.queue import rank
 
 from .clusters import Cluster
 from .engine_view import EngineView
+from .forecast_book import ForecastBook
 from .jobs import NAMESPACE, Job
 from .outcome import Replay, Timeline, job_demand
 from .policies import Policy
@@ -121,6 +122,8 @@ class _Loop(EngineView, RuntimeUpdates):
         self.incomplete: set[int] = set()  # running jobs with members beyond min_workers to place
         self.width = max(len(str(count - 1)), 1)
         self._runtimes_open(options.runtimes)
+        wanted = options.forecasts and policy.name == "gangsched"
+        self.forecasts = ForecastBook(self) if wanted else None
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -140,6 +143,8 @@ class _Loop(EngineView, RuntimeUpdates):
             self._advance(tick)
             if changed:
                 self._schedule(tick)
+            if self.forecasts is not None:
+                self.forecasts.after(tick)
             self._record(tick)
         end = self.clock
         if stopped_by == "virtual time cap":
@@ -175,6 +180,7 @@ class _Loop(EngineView, RuntimeUpdates):
             topology=self.spans.summary(),
             runtimes=runtimes,
             heads=heads,
+            forecasts=self.forecasts.summary(self.start) if self.forecasts is not None else None,
         )
 
     def _next_event_time(self) -> float | None:

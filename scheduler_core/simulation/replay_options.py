@@ -26,4 +26,12 @@ class ReplayOptions:
     topology: str = "preferred"
     # What the engine is told of runtimes (runtime_view.py): oracle, limit or learned.
     runtimes: str = "oracle"
+    # --forecasts (forecast_book.py): gangsched forecasts its waiting jobs at their submission and
+    # every ``forecast_every_s`` while they wait, at most one call per ``forecast_gap_s``, with
+    # the arrival model fed the last ``arrival_window_s`` of submissions (0: none).
+    forecasts: bool = False
+    forecast_every_s: float = 3600.0
+    forecast_gap_s: float = 60.0
+    arrival_window_s: float = 0.0
+    arrival_repeats: int = 1
     progress: Callable[[float], None] | None = None  # fraction of the trace's jobs ended

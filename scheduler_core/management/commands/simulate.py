@@ -29,6 +29,7 @@ from scheduler_core.simulation import (
     parse_queues,
     write_outputs,
 )
+from scheduler_core.simulation.forecast_report import format_forecasts
 from scheduler_core.simulation.policies import with_overtake_limit
 
 
@@ -74,6 +75,28 @@ class Command(BaseCommand):
             "exact ones, the default; limit: a user's limit, runtime x U[1, 10]; learned: the submitter's "
             "last two runs of the same job, else the limit; see docs/forecasts.md)",
         )
+        parser.add_argument(
+            "--forecasts",
+            action="store_true",
+            help="gangsched forecasts each waiting job's start at its submission and hourly, and the "
+            "forecasts (and a Slurm-style plan on users' limits) are judged against the starts; see "
+            "docs/forecasts.md, How accurate forecasts are",
+        )
+        parser.add_argument(
+            "--forecast-gap",
+            type=float,
+            default=ReplayOptions.forecast_gap_s,
+            metavar="S",
+            help="--forecasts: at most one forecast call per S virtual seconds (default 60)",
+        )
+        parser.add_argument(
+            "--arrival-window",
+            type=float,
+            default=ReplayOptions.arrival_window_s,
+            metavar="S",
+            help="--forecasts: the forecasts assume the last S seconds of submissions repeat "
+            "(default 0: that nothing more is submitted)",
+        )
         parser.add_argument("--out", required=True, help="directory for results.json and the PNGs")
         parser.add_argument("--processes", type=int, default=2, help="policies replayed in parallel")
         parser.add_argument("--tick", type=float, default=1.0, help="scheduling cycle interval, virtual s")
@@ -98,6 +121,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["tick"] <= 0 or options["queue_window"] < 1 or options["time_cap"] <= 0:
             raise CommandError("--tick and --time-cap must be positive and --queue-window at least 1")
+        if options["forecast_gap"] < 0 or options["arrival_window"] < 0:
+            raise CommandError("--forecast-gap and --arrival-window must not be negative")
         try:
             trace = load_trace(options["trace"])
             cluster = load_cluster(options["cluster"])
@@ -123,6 +148,9 @@ class Command(BaseCommand):
             queues=queues,
             topology=options["topology"],
             runtimes=options["runtimes"],
+            forecasts=options["forecasts"],
+            forecast_gap_s=options["forecast_gap"],
+            arrival_window_s=options["arrival_window"],
         )
         try:
             comparison = compare(trace, cluster, policies, replay_options, processes=options["processes"])
@@ -130,6 +158,9 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         results, plots = write_outputs(comparison, Path(options["out"]))
         self.stdout.write(format_table(results))
+        for name, figures in results["policies"].items():
+            if "forecasts" in figures:
+                self.stdout.write(format_forecasts(name, figures["forecasts"]))
         self.stdout.write(f"wrote {Path(options['out']) / 'results.json'} and {len(plots)} plots")
 
 
