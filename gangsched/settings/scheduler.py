@@ -90,6 +90,12 @@ GANGSCHED_CYCLE_INTERVAL_S = float(os.environ.get("GANGSCHED_CYCLE_INTERVAL_S", 
 GANGSCHED_FORECAST_INTERVAL_S = parse_seconds(
     "GANGSCHED_FORECAST_INTERVAL_S", os.environ.get("GANGSCHED_FORECAST_INTERVAL_S"), 30.0
 )
+# The forecasts' arrival model (scheduler_core/forecast/arrivals.py): the submissions of this
+# many seconds before a forecast are assumed to repeat in the next as many; 0: a forecast
+# assumes nothing more is submitted.
+GANGSCHED_FORECAST_ARRIVAL_WINDOW_S = parse_seconds(
+    "GANGSCHED_FORECAST_ARRIVAL_WINDOW_S", os.environ.get("GANGSCHED_FORECAST_ARRIVAL_WINDOW_S"), 600.0
+)
 
 # Hours of queue history (scheduler_core/models/queue_history.py: one sample per queue and
 # minute) kept for the Queues page's chart; the timeout sweep deletes older minutes.

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -30,10 +30,11 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
 from scheduler_core.engine.model import Snapshot
-from scheduler_core.forecast import Forecasts, forecast_with
+from scheduler_core.forecast import Arrivals, Forecasts, forecast_with
 from scheduler_core.models import Gang, GangForecast, Member
 from scheduler_core.models.gangs import ACTIVE_MEMBER_PHASES
 from scheduler_core.services.cycle import engine_config
+from scheduler_core.services.forecast_arrivals import recent_arrivals
 from scheduler_core.services.forecast_privacy import message_for_owner, own_positions
 from scheduler_core.snapshot.build import DONE_PHASES, build_snapshot
 from scheduler_core.snapshot.json_fields import from_epoch
@@ -68,6 +69,7 @@ class GangFacts:
     sources: dict[str, str] = field(default_factory=dict)
     declared_queues: dict[str, str] = field(default_factory=dict)
     lone_pods: dict[str, str] = field(default_factory=dict)
+    arrivals: Arrivals | None = None  # the recent submissions (forecast_arrivals.py)
 
 
 @dataclass
@@ -100,9 +102,10 @@ def gang_facts() -> GangFacts:
     return facts
 
 
-def snapshot_read(now: float) -> tuple[Snapshot, GangFacts]:
+def snapshot_read(now: float, leave_out: Collection[str] = ()) -> tuple[Snapshot, GangFacts]:
     """The snapshot and the facts, both of one moment: one REPEATABLE READ, READ ONLY
-    transaction when this is the outermost one (inside another, e.g. a dry run's, that one's)."""
+    transaction when this is the outermost one (inside another, e.g. a dry run's, that one's).
+    ``leave_out``: gangs that are not submissions the arrival model may repeat."""
     outermost = not connection.in_atomic_block
     with transaction.atomic():
         if outermost:
@@ -110,6 +113,7 @@ def snapshot_read(now: float) -> tuple[Snapshot, GangFacts]:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         snapshot = build_snapshot(now, reuse=FORECAST_REUSE)
         facts = gang_facts()
+        facts.arrivals = recent_arrivals(now, leave_out)
     return snapshot, facts
 
 
@@ -194,7 +198,7 @@ def forecasts_compute(now: float | None = None) -> tuple[list[GangForecast], Gan
     """Read, then forecast with nothing held: the rows a run would store."""
     now = time.time() if now is None else now
     snapshot, facts = snapshot_read(now)
-    options = {"sources": facts.sources, "local_queues": facts.declared_queues}
+    options = {"sources": facts.sources, "local_queues": facts.declared_queues, "arrivals": facts.arrivals}
     result = forecast_with(snapshot, now, engine_config(), **options)
     return forecast_rows(result, snapshot, facts), facts
 
@@ -239,7 +243,7 @@ def forecast_for_dry_run(gangs: Sequence[Gang]) -> dict[str, GangForecast | str]
     if not forecasts_enabled():
         return dict.fromkeys(keys, "forecasts are off (GANGSCHED_FORECAST_INTERVAL_S is 0)")
     now = time.time()
-    snapshot, facts = snapshot_read(now)
+    snapshot, facts = snapshot_read(now, keys)
     if len(snapshot.pods) > DRY_RUN_MAX_PODS:
         return dict.fromkeys(keys, f"the cluster has over {DRY_RUN_MAX_PODS} pods: too many to forecast here")
     extra_gangs = [gang for gang in snapshot.gangs if gang.key in keys]
@@ -258,6 +262,7 @@ def forecast_for_dry_run(gangs: Sequence[Gang]) -> dict[str, GangForecast | str]
             pods=extra_pods,
             sources=facts.sources,
             local_queues=facts.declared_queues,
+            arrivals=facts.arrivals,
             max_cycles=DRY_RUN_MAX_CYCLES,
         )
     except Exception:  # an answer without a forecast, never a failed submission

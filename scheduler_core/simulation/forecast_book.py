@@ -10,9 +10,10 @@ jobs of a tick share one call.
 **Sampling.** A call is made at most once every ``forecast_gap_s`` of virtual time: a job
 submitted meanwhile gets its first forecast at the next call (``lag`` in the results says how
 late first forecasts were, from the submission); and the replay handles ticks only when
-something happens (a submission, an end), so a due forecast waits for the next of those (the
-state it would have seen is the same). A job that waited less than the gap may have no forecast
-at all: it is not judged (only waits over 5 minutes are, ``forecast_accuracy.py``).
+something happens (a submission, an end): a forecast due between two of those is made at its
+time on the state as the first left it (nothing changes in between: ``until``). A job that
+waited less than the gap may have no forecast at all: it is not judged (only waits over 5
+minutes are, ``forecast_accuracy.py``).
 
 What a call sees is the replay's engine state at that tick: every node, every running job (its
 bound pods as the cycle sees them, merged per node), every waiting job (all of them, not the
@@ -37,8 +38,9 @@ import math
 import time
 from collections import deque
 
+from scheduler_core.engine.config import EngineConfig
 from scheduler_core.engine.model import Pod, Snapshot
-from scheduler_core.forecast import Arrivals, Spread, Submission, forecast
+from scheduler_core.forecast import Arrivals, Forecasts, Spread, Submission, forecast
 
 from .forecast_accuracy import Record, accuracy
 from .outcome import job_demand
@@ -47,6 +49,13 @@ from .runtime_view import limits
 #: The source every pod has in the baseline's plan: its limit, exactly.
 PLAN = "plan"
 _EXACT = {PLAN: Spread(median=1.0, sigma=0.0)}
+
+
+def limits_plan(snapshot: Snapshot, now: float, config: EngineConfig) -> Forecasts:
+    """The baseline: one run in which every pod runs exactly its duration (the limit, in
+    ``snapshot``), nothing is submitted, and the start of each waiting gang is read off it."""
+    sources = {gang.key: PLAN for gang in snapshot.gangs}
+    return forecast(snapshot, now, config, sources=sources, spreads=_EXACT, quantiles=(0.5,))
 
 
 class ForecastBook:
@@ -87,20 +96,14 @@ class ForecastBook:
                 chosen.append((index, first))
         if not chosen:
             return
+        self.last = tick
         began = time.process_time()
         snapshot, sources, owners = self._snapshot()
         recent = tuple(self.recent)
         repeats = loop.options.arrival_repeats
         arrivals = Arrivals(recent, self.window, repeats) if self.window > 0 and recent else None
         ours = forecast(snapshot, tick, loop.config, sources=sources, arrivals=arrivals)
-        plan = forecast(
-            self._planned(snapshot, owners),
-            tick,
-            loop.config,
-            sources=dict.fromkeys(sources, PLAN),
-            spreads=_EXACT,
-            quantiles=(0.5,),
-        )
+        plan = limits_plan(self._planned(snapshot, owners), tick, loop.config)
         for index, first in chosen:
             key = loop.jobs[index].gang.key
             mine, theirs = ours.gangs.get(key), plan.gangs.get(key)
@@ -113,9 +116,18 @@ class ForecastBook:
             if first:
                 self.lags.append(tick - float(loop.submit[index]))
             heapq.heappush(self.due, (tick + self.every, index, False))
-        self.last = tick
         self.calls += 1
         self.seconds += time.process_time() - began
+
+    def until(self, tick: float) -> None:
+        """The forecasts due before ``tick``, the replay's next tick: nothing changes until then,
+        so they are made on the state as it is, at their time (a waiting job's hourly forecast)."""
+        step = self.loop.options.tick
+        while self.due:
+            at = math.ceil(max(self.due[0][0], self.last + self.gap) / step - 1e-9) * step
+            if at >= tick:
+                return
+            self.after(at)
 
     def _submission(self, index: int) -> Submission:
         spec = self.loop.trace.jobs[index]

@@ -136,6 +136,8 @@ class _Loop(EngineView, RuntimeUpdates):
             if upcoming is None:
                 break
             tick = math.ceil(upcoming / self.options.tick - 1e-9) * self.options.tick
+            if self.forecasts is not None:  # forecasts due before it, on the state as it is
+                self.forecasts.until(min(tick, cap))
             if tick > cap:
                 stopped_by = "virtual time cap"
                 break
