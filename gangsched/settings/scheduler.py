@@ -94,7 +94,7 @@ GANGSCHED_FORECAST_INTERVAL_S = parse_seconds(
 # many seconds before a forecast are assumed to repeat in the next as many; 0: a forecast
 # assumes nothing more is submitted.
 GANGSCHED_FORECAST_ARRIVAL_WINDOW_S = parse_seconds(
-    "GANGSCHED_FORECAST_ARRIVAL_WINDOW_S", os.environ.get("GANGSCHED_FORECAST_ARRIVAL_WINDOW_S"), 600.0
+    "GANGSCHED_FORECAST_ARRIVAL_WINDOW_S", os.environ.get("GANGSCHED_FORECAST_ARRIVAL_WINDOW_S"), 120.0
 )
 
 # Hours of queue history (scheduler_core/models/queue_history.py: one sample per queue and

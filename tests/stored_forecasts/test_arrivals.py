@@ -56,8 +56,9 @@ def test_recent_submissions_repeated_ahead_of_a_big_gang_make_it_start_later(set
     assert set(GangForecast.objects.values_list("gang__name", flat=True)) == {"big"}  # no copy stored
 
 
-def test_the_submissions_handed_to_the_forecast():
+def test_the_submissions_handed_to_the_forecast(settings):
     _world()
+    settings.GANGSCHED_FORECAST_ARRIVAL_WINDOW_S = 600
     arrivals = recent_arrivals(time.time())
     assert arrivals.window_s == 600
     shapes = sorted((s.min_member, s.pods, s.duration, s.source, s.queue) for s in arrivals.submissions)
