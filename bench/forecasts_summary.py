@@ -11,11 +11,10 @@ production-10k (coverage at least 80%, median absolute error at most 25% of the 
 from __future__ import annotations
 
 import json
-import os
-import platform
 import sys
-import time
 from pathlib import Path
+
+from runtimes_summary import header  # bench/, on the path when run as a script
 
 KEYS = ("count", "median_abs_error", "median_signed_error", "coverage", "started_by_p50", "no_forecast")
 TARGET_COVERAGE = 0.8
@@ -55,12 +54,7 @@ def main(argv: list[str]) -> None:
         if name.startswith("production-10k") and run["gangsched"]["at_submission"]["count"]
     }
     summary = {
-        "command": argv[4].strip() if len(argv) > 4 else "bench/simulate_forecasts.sh",
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "load_average_before": argv[1],
-        "load_average_after": argv[2],
-        "wall_seconds": int(argv[3]),
+        **header(argv, "bench/simulate_forecasts.sh"),
         "targets": targets,
         "runs": runs,
     }

@@ -70,6 +70,19 @@ def topology_figures(policy: dict) -> dict:
     }
 
 
+def header(argv: list[str], command: str) -> dict:
+    """What every summary starts with: the command, the date, the machine, the load and the
+    wall time (``argv``: DIR LOAD_BEFORE LOAD_AFTER WALL_S [COMMAND])."""
+    return {
+        "command": argv[4].strip() if len(argv) > 4 else command,
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "load_average_before": argv[1],
+        "load_average_after": argv[2],
+        "wall_seconds": int(argv[3]),
+    }
+
+
 def main(argv: list[str]) -> None:
     out = Path(argv[0])
     traces: dict[str, dict] = {}
@@ -90,12 +103,7 @@ def main(argv: list[str]) -> None:
                 "learned_above_oracle": round(learned / oracle - 1, 4) if oracle else None,
             }
     summary = {
-        "command": argv[4].strip() if len(argv) > 4 else "bench/simulate_runtimes.sh",
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "load_average_before": argv[1],
-        "load_average_after": argv[2],
-        "wall_seconds": int(argv[3]),
+        **header(argv, "bench/simulate_runtimes.sh"),
         "targets": targets,
         "traces": traces,
     }
