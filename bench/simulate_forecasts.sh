@@ -10,15 +10,17 @@
 # assumes nothing more is submitted) and the calibrated one (docs/forecasts.md says on what).
 # Forecast calls at most every $GAP virtual seconds (10).
 # Writes bench/results/simulate-forecasts/<trace>-w<window>/results.json (no plots), timing.json
-# and summary.json (the figures docs/forecasts.md shows, with the date, machine and load).
+# and summary.json (the figures docs/forecasts.md shows, with the date, machine and load); with
+# MODE=oracle or limit, under bench/results/simulate-forecasts/<mode>/.
 #
 # ONLY=<trace> runs one trace. Run it niced on a shared machine: nice -n 10 bench/simulate_forecasts.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 TRACES=bench/results/simulate
-OUT=bench/results/simulate-forecasts
 MODE=${MODE:-learned}
+OUT=bench/results/simulate-forecasts  # another mode's runs go to its own directory below it
+[[ "$MODE" == learned ]] || OUT=$OUT/$MODE
 GAP=${GAP:-10}
 WINDOWS=${WINDOWS:-0 120}
 ONLY=${ONLY:-}
