@@ -132,7 +132,10 @@ class Carry:
             pending[fresh] = pending_of(new_pods)
             gang[fresh] = state.gang_codes.of(new_pods)
             reserved[fresh] = reserved_of(new_pods)
-            end[fresh], terminating[fresh] = ends_of(new_pods), terminating_of(new_pods)
+            placed = fresh[where[fresh] >= 0]  # only the pods on a node end (pod_flags.py)
+            if placed.size:
+                on_nodes = [pods[i] for i in placed.tolist()]
+                end[placed], terminating[placed] = ends_of(on_nodes), terminating_of(on_nodes)
         unnamed = np.flatnonzero(~self._node_named)  # columns only pods name (usually none)
         if unnamed.size and not named[:, unnamed].any(axis=0).all():
             return False  # a resource no pod or node names any more: the columns change

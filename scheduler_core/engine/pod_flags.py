@@ -21,7 +21,9 @@ def pending_of(pods: Sequence[Pod]) -> np.ndarray:
 
 def ends_of(pods: Sequence[Pod]) -> np.ndarray:
     """Per pod, when it is expected to end (``started + duration``; NaN when either is
-    unknown), as a float array: backfilling's known ends, read without a pass over the pods."""
+    unknown), as a float array: backfilling's known ends, read without a pass over the pods.
+    The state keeps it (and ``terminating_of``) for the pods on a node only: the others' are
+    NaN (and False), and a pod that is bound later is a new object, looked at then."""
     return np.fromiter(
         (
             pod.started + pod.duration if pod.started is not None and pod.duration is not None else np.nan

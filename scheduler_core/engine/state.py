@@ -116,7 +116,10 @@ class ClusterState(RequestRows):
         self.gang_codes = GangCodes()  # per pod, its gang's code (``members.py``)
         self.pod_gang = self.gang_codes.of(pods)
         self.pod_reserved = reserved_of(pods)
-        self.pod_end, self.pod_terminating = ends_of(pods), terminating_of(pods)
+        self.pod_end, self.pod_terminating = np.full(len(pods), np.nan), np.zeros(len(pods), bool)
+        placed = np.flatnonzero(self.pod_where >= 0)  # only the pods on a node end (pod_flags.py)
+        on_nodes = [pods[i] for i in placed.tolist()]
+        self.pod_end[placed], self.pod_terminating[placed] = ends_of(on_nodes), terminating_of(on_nodes)
         for array in (self.pod_rows, self.pod_where, self.pod_pending, self.pod_gang, self.pod_reserved):
             array.flags.writeable = False
 
