@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter, defaultdict
 
-from scheduler_core.engine import Gang, Snapshot, TransitionKind, apply_result, run_cycle
+from scheduler_core.engine import Gang, Node, Pod, Snapshot, TransitionKind, apply_result, run_cycle
 
 from .strategies import Scenario
 
@@ -93,3 +93,19 @@ def decisions(result) -> tuple:
         result.pending_demand,
         result.queues,
     )
+
+
+def short_behind_the_head() -> Snapshot:
+    """Two 4-CPU nodes, half full until 600; a head that needs both nodes whole, and behind it a
+    gang of three 2-CPU pods, of which the nodes take two: short of room behind the head."""
+    gi = 2**30
+    nodes = tuple(Node(f"n{i}", {"cpu": 4000, "memory": 8 * gi, "pods": 110}) for i in range(2))
+    pods = tuple(
+        Pod("ml", f"r{i}", {"cpu": 2000}, node=f"n{i}", started=0.0, duration=600.0) for i in range(2)
+    )
+    pods += tuple(Pod("ml", f"h{i}", {"cpu": 4000}, gang="ml/head", created=1.0) for i in range(2))
+    pods += tuple(
+        Pod("ml", f"b{i}", {"cpu": 2000}, gang="ml/behind", created=2.0, duration=60.0) for i in range(3)
+    )
+    gangs = (Gang("ml", "head", min_member=2, created=1.0), Gang("ml", "behind", min_member=3, created=2.0))
+    return Snapshot(nodes=nodes, pods=pods, gangs=gangs)

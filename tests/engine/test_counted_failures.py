@@ -14,12 +14,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from scheduler_core.engine import EngineConfig, Gang, Node, Pod, Snapshot, apply_result, run_cycle
+from scheduler_core.engine import EngineConfig, apply_result, run_cycle
 from scheduler_core.engine.actions import allocate
 
-from .cycles import advance, decisions
+from .cycles import advance, decisions, short_behind_the_head
 from .queues.test_queue_properties import queued
-from .strategies import GI, SETTINGS, Scenario, scenarios
+from .strategies import SETTINGS, Scenario, scenarios
 from .topology.tstrategies import topology_scenarios
 
 
@@ -70,17 +70,7 @@ def test_counting_decides_as_trials_do_with_topology(scenario: Scenario) -> None
 def test_a_unit_short_behind_the_head_is_failed_by_counting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two 4-CPU nodes, half full; a head that needs both nodes whole, and behind it a gang of
     three 2-CPU pods (the nodes take two): counted short, told how many nodes take one."""
-    nodes = tuple(Node(f"n{i}", {"cpu": 4000, "memory": 8 * GI, "pods": 110}) for i in range(2))
-    running = tuple(
-        Pod("ml", f"r{i}", {"cpu": 2000}, node=f"n{i}", started=0.0, duration=600.0) for i in range(2)
-    )
-    head = Gang("ml", "head", min_member=2, created=1.0)
-    behind = Gang("ml", "behind", min_member=3, created=2.0)
-    pods = running + tuple(Pod("ml", f"h{i}", {"cpu": 4000}, gang="ml/head", created=1.0) for i in range(2))
-    pods += tuple(
-        Pod("ml", f"b{i}", {"cpu": 2000}, gang="ml/behind", created=2.0, duration=60.0) for i in range(3)
-    )
-    scenario = Scenario(Snapshot(nodes=nodes, pods=pods, gangs=(head, behind)), 100.0, EngineConfig())
+    scenario = Scenario(short_behind_the_head(), 100.0, EngineConfig())
     assert both_ways(scenario, monkeypatch, cycles=1) == 1
     explanation = run_cycle(scenario.snapshot, scenario.now, scenario.config).explanations["ml/behind"]
     assert (

@@ -14,9 +14,10 @@ import dataclasses
 
 from hypothesis import given
 
-from scheduler_core.engine import Carry, apply_result, run_cycle
+from scheduler_core.engine import Carry, EngineConfig, apply_result, run_cycle
+from scheduler_core.engine.decisions import Reason
 
-from .cycles import advance
+from .cycles import advance, short_behind_the_head
 from .queues.test_queue_properties import queued
 from .strategies import SETTINGS, Scenario, scenarios
 from .topology.tstrategies import topology_scenarios
@@ -56,3 +57,18 @@ def test_a_quiet_cycle_decides_the_same_with_queues(scenario: Scenario) -> None:
 @given(topology_scenarios())
 def test_a_quiet_cycle_decides_the_same_with_topology(scenario: Scenario) -> None:
     both_ways(scenario)
+
+
+def test_a_quiet_cycle_leaves_a_unit_short_of_room_untold() -> None:
+    """The head of the queue needs both nodes whole; a gang behind it is short of room. Told,
+    it gets an explanation of room; quiet, the same cycle gives it none (and decides the same)."""
+    snapshot = short_behind_the_head()
+    told = run_cycle(snapshot, 100.0, EngineConfig())
+    quiet = run_cycle(snapshot, 100.0, EngineConfig(explain=False))
+    assert told.explanations["ml/behind"].reason == Reason.INSUFFICIENT_RESOURCES
+    assert "ml/behind" not in quiet.explanations
+    assert (quiet.binds, quiet.reservations, quiet.transitions) == (
+        told.binds,
+        told.reservations,
+        told.transitions,
+    )
