@@ -29,6 +29,7 @@ from .gang_map import GangMap
 from .model import Node, Pod, Snapshot
 from .pod_flags import ends_of, pending_of, reserved_of, terminating_of
 from .requeue import RequeueBook
+from .same_objects import LastIds, Moves
 from .state import NARROW_FROM, ClusterState
 from .victim_book import VictimBook
 
@@ -62,8 +63,7 @@ class Carry:
         self._filter_nodes: tuple[Node, ...] = ()
         self._state: ClusterState | None = None
         self._pods: tuple[Pod, ...] = ()
-        self._sorted_ids = np.zeros(0, np.int64)
-        self._order = np.zeros(0, np.int64)
+        self._last_ids = LastIds()  # the last snapshot's pods' ids (same_objects.py)
         self._named = np.zeros((0, 0), bool)  # per pod: which resource names its requests name
         self._node_named = np.zeros(0, bool)  # per column: named by a node's allocatable or "pods"
         self.restored = 0  # cycles whose state was carried, for tests and the bench
@@ -94,31 +94,23 @@ class Carry:
         if len(last._keep_alive) > most or len(last.gang_codes) > most:
             return False
         ids = np.fromiter(map(id, pods), np.int64, len(pods))
-        old = self._match(ids)
-        fresh = np.flatnonzero(old < 0)
+        moves = Moves(self._last_ids.match(ids))
+        fresh = moves.fresh
         new_pods = [pods[i] for i in fresh.tolist()]
         column = last.column
         requests = list(map(attrgetter("requests"), new_pods))
         distinct = dict(zip(map(id, requests), requests, strict=True))
         if any(name not in column for mapping in distinct.values() for name in mapping):
             return False  # a new resource: the columns change
-        kept = np.flatnonzero(old >= 0)
-        named = np.zeros((len(pods), len(column)), bool)
-        named[kept] = self._named[old[kept]]
-        rows = np.zeros((len(pods), len(column)), np.int64)
-        rows[kept] = last.pod_rows[old[kept]]
-        where = np.full(len(pods), -1, np.int64)
-        where[kept] = last.pod_where[old[kept]]
-        pending = np.zeros(len(pods), bool)
-        pending[kept] = last.pod_pending[old[kept]]
-        gang = np.zeros(len(pods), np.int64)
-        gang[kept] = last.pod_gang[old[kept]]
-        reserved = np.zeros(len(pods), bool)
-        reserved[kept] = last.pod_reserved[old[kept]]
-        end = np.full(len(pods), np.nan)
-        end[kept] = last.pod_end[old[kept]]
-        terminating = np.zeros(len(pods), bool)
-        terminating[kept] = last.pod_terminating[old[kept]]
+        size = len(pods)
+        named = moves.carried(self._named, size, False)
+        rows = moves.carried(last.pod_rows, size, 0)
+        where = moves.carried(last.pod_where, size, -1)
+        pending = moves.carried(last.pod_pending, size, False)
+        gang = moves.carried(last.pod_gang, size, 0)
+        reserved = moves.carried(last.pod_reserved, size, False)
+        end = moves.carried(last.pod_end, size, np.nan)
+        terminating = moves.carried(last.pod_terminating, size, False)
         state.gang_codes = last.gang_codes
         for name in _NODE_PART:
             setattr(state, name, getattr(last, name))
@@ -139,7 +131,7 @@ class Carry:
         unnamed = np.flatnonzero(~self._node_named)  # columns only pods name (usually none)
         if unnamed.size and not named[:, unnamed].any(axis=0).all():
             return False  # a resource no pod or node names any more: the columns change
-        state.pod_used = _used(last, old, kept, fresh, rows, where)
+        state.pod_used = _used(last, moves, rows, where)
         for array in (rows, where, pending, gang, reserved):
             array.flags.writeable = False
         state.pod_rows, state.pod_where, state.pod_pending = rows, where, pending
@@ -169,38 +161,22 @@ class Carry:
         self._pods = snapshot.pods
         if ids is None:
             ids = np.fromiter(map(id, snapshot.pods), np.int64, len(snapshot.pods))
-        self._order = np.argsort(ids, kind="stable")
-        self._sorted_ids = ids[self._order]
+        self._last_ids = LastIds(ids)
         self._named = named
         # The requeue book compares snapshots by the same ids (``requeue_events.PodIndex``).
-        state.pod_ids = (ids, self._sorted_ids)
-
-    def _match(self, ids: np.ndarray) -> np.ndarray:
-        """For each pod (by id), its position in the last snapshot if it is the same object, else -1."""
-        known = self._sorted_ids
-        if not known.size:
-            return np.full(len(ids), -1, np.int64)
-        at = np.minimum(np.searchsorted(known, ids), known.size - 1)
-        return np.where(known[at] == ids, self._order[at], -1)
+        state.pod_ids = (ids, self._last_ids.sorted)
 
 
-def _used(
-    last: ClusterState,
-    old: np.ndarray,
-    kept: np.ndarray,
-    fresh: np.ndarray,
-    rows: np.ndarray,
-    where: np.ndarray,
-) -> np.ndarray:
+def _used(last: ClusterState, moves: Moves, rows: np.ndarray, where: np.ndarray) -> np.ndarray:
     """The usage per node of this snapshot's pods: the last one's, less the pods gone since, plus
     the new ones (the pods kept are the same objects, on the same nodes, with the same rows)."""
     used = last.pod_used.copy()
     matched = np.zeros(len(last.pods), bool)
-    matched[old[kept]] = True
+    matched[moves.at] = True
     gone = np.flatnonzero(~matched)
     gone = gone[last.pod_where[gone] >= 0]
     np.subtract.at(used, last.pod_where[gone], last.pod_rows[gone])
-    placed = fresh[where[fresh] >= 0]
+    placed = moves.fresh[where[moves.fresh] >= 0]
     np.add.at(used, where[placed], rows[placed])
     used.flags.writeable = False
     return used

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .model import INACTIVE_PHASES, Gang
+from .same_objects import LastIds
 
 
 def may_time_out(gang: Gang) -> bool:
@@ -28,8 +29,7 @@ def may_time_out(gang: Gang) -> bool:
 class GangMap:
     def __init__(self) -> None:
         self._gangs: Sequence[Gang] = ()
-        self._order = np.zeros(0, np.int64)  # the last gangs' positions, by id
-        self._sorted_ids = np.zeros(0, np.int64)
+        self._last_ids = LastIds()  # the last gangs' ids (same_objects.py)
         self._by_key: dict[str, Gang] = {}
         self._watch: set[str] = set()
 
@@ -41,8 +41,7 @@ class GangMap:
             self._by_key = {gang.key: gang for gang in gangs}
             self._watch = {key for key, gang in self._by_key.items() if may_time_out(gang)}
         self._gangs = gangs
-        self._order = np.argsort(ids, kind="stable")
-        self._sorted_ids = ids[self._order]
+        self._last_ids = LastIds(ids)
         return dict(self._by_key), self._watch
 
     def _carried(self, gangs: Sequence[Gang], ids: np.ndarray) -> bool:
@@ -50,17 +49,15 @@ class GangMap:
         last, by_key = self._gangs, self._by_key
         if not last or len(by_key) != len(last):
             return False  # nothing to carry, or keys given twice: no shortcut
-        known = self._sorted_ids
-        at = np.minimum(np.searchsorted(known, ids), known.size - 1)
-        old = np.where(known[at] == ids, self._order[at], -1)  # position in the last gangs, or -1
+        last_ids = self._last_ids
+        old = last_ids.match(ids)  # position in the last gangs, or -1
         fresh = np.flatnonzero(old < 0).tolist()
         replaced, new = [], []
         for i in fresh:
             was = by_key.get(gangs[i].key)
             (new if was is None else replaced).append(i)
         if replaced:
-            at = np.searchsorted(known, [id(by_key[gangs[i].key]) for i in replaced])
-            old[replaced] = self._order[np.minimum(at, known.size - 1)]
+            old[replaced] = last_ids.match(np.array([id(by_key[gangs[i].key]) for i in replaced], np.int64))
         kept = np.flatnonzero(old >= 0)
         if np.any(np.diff(old[kept]) <= 0) or (new and kept.size and new[0] < kept[-1]):
             return False  # the gangs kept moved about, or a new one comes before one kept

@@ -14,12 +14,27 @@ from .model import Placement
 _BIG = np.int64(1) << np.int64(40)
 
 
-def fit_counts(free: np.ndarray, request: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+def fit_counts(
+    free: np.ndarray, request: np.ndarray, mask: np.ndarray | None = None, totals: list | None = None
+) -> np.ndarray:
     """How many copies of ``request`` each node can take (0 where the mask rules it out).
 
     Column by column, each requested resource's copies folded into a running minimum: half the
-    time of dividing the gathered columns at once on a large cluster (no 2-D copy)."""
-    return fit_and_limit(free, request, mask)[0]
+    time of dividing the gathered columns at once on a large cluster (no 2-D copy). ``totals``
+    (with a mask) collects (copies on the masked nodes, column) per requested column, for
+    ``fit_and_limit``; placement needs none, and summing over the masked nodes would double
+    its time."""
+    counts = None
+    for column in np.flatnonzero(request > 0).tolist():
+        copies = np.maximum(free[:, column], 0) // request[column]
+        if totals is not None and mask is not None:
+            totals.append((int(copies[mask].sum()), column))
+        counts = copies if counts is None else np.minimum(counts, copies, out=counts)
+    if counts is None:
+        counts = np.full(free.shape[0], _BIG, dtype=np.int64)
+    if mask is not None:
+        counts[~mask] = 0
+    return counts
 
 
 def fit_and_limit(
@@ -28,21 +43,9 @@ def fit_and_limit(
     """``fit_counts``, and the requested column that alone allows the fewest copies on the
     masked nodes in all (the first among equals; None if nothing is requested or no node is
     masked in): an explanation's limiting resource, from the same divisions."""
-    counts = None
-    limiting, fewest = None, None
-    for column in np.flatnonzero(request > 0).tolist():
-        copies = np.maximum(free[:, column], 0) // request[column]
-        if mask is not None:
-            total = int(copies[mask].sum())
-            if fewest is None or total < fewest:
-                limiting, fewest = column, total
-        counts = copies if counts is None else np.minimum(counts, copies, out=counts)
-    if counts is None:
-        counts = np.full(free.shape[0], _BIG, dtype=np.int64)
-    if mask is not None:
-        counts[~mask] = 0
-        if not mask.any():
-            limiting = None
+    totals: list[tuple[int, int]] = []
+    counts = fit_counts(free, request, mask, totals)
+    limiting = min(totals)[1] if totals and mask is not None and mask.any() else None
     return counts, limiting
 
 
