@@ -22,6 +22,7 @@ the filters and could take one member if nothing else ran there.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 import numpy as np
 
@@ -41,6 +42,8 @@ from .placement import fit_counts
 
 #: NodeResourcesFit's order of the resources it checks first; the others follow by name.
 _RESOURCE_ORDER = ("pods", "cpu", "memory", "ephemeral-storage")
+#: Shapes whose ``fit_if_empty`` the node filter keeps at most.
+_EMPTY_FITS_KEPT = 20_000
 
 
 def shape(session, available: np.ndarray, request: np.ndarray, pods: list[Pod], fit=None) -> dict:
@@ -68,20 +71,28 @@ def shape(session, available: np.ndarray, request: np.ndarray, pods: list[Pod], 
 
 
 def _fit_if_empty(session, request: np.ndarray, pod: Pod, remaining: np.ndarray) -> int:
-    """Nodes passing the filters that could take one copy empty: once a cycle per shape."""
-    key = (request.tobytes(), constraint_key(pod))
+    """Nodes passing the filters that could take one copy empty: once per shape while the
+    nodes are the same (the cache is the node filter's, ``session.empty_fits``)."""
+    key = (session.state.resources, request.tobytes(), constraint_key(pod))
     found = session.empty_fits.get(key)
     if found is None:
+        if len(session.empty_fits) >= _EMPTY_FITS_KEPT:
+            session.empty_fits.clear()  # a worker up for months meets many shapes: start again
         found = session.empty_fits[key] = int(
             np.count_nonzero(fit_counts(session.state.alloc, request, remaining))
         )
     return found
 
 
-def _resource_columns(resources: tuple[str, ...], request: np.ndarray) -> list[int]:
-    wanted = [i for i, amount in enumerate(request) if amount > 0]
+def _resource_columns(resources: tuple[str, ...], request: np.ndarray) -> tuple[int, ...]:
+    return _columns_in_order(resources, tuple(np.flatnonzero(request > 0).tolist()))
+
+
+@lru_cache(maxsize=1024)
+def _columns_in_order(resources: tuple[str, ...], wanted: tuple[int, ...]) -> tuple[int, ...]:
+    """Remembered per set of requested columns (few)."""
     rank = {name: i for i, name in enumerate(_RESOURCE_ORDER)}
-    return sorted(wanted, key=lambda i: (rank.get(resources[i], len(rank)), resources[i]))
+    return tuple(sorted(wanted, key=lambda i: (rank.get(resources[i], len(rank)), resources[i])))
 
 
 def filtered(shape_: Mapping) -> int:

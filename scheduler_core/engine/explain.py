@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from . import diagnosis
 from .quantity import format_amount
 
 
 def resources_text(amounts: Mapping[str, int]) -> str:
-    inner = ", ".join(f"{name} {format_amount(name, amount)}" for name, amount in sorted(amounts.items()))
-    return "{" + inner + "}"
+    return _resources_text(tuple(sorted(amounts.items())))
+
+
+@lru_cache(maxsize=4096)
+def _resources_text(items: tuple[tuple[str, int], ...]) -> str:
+    """Remembered: a busy cycle explains hundreds of failures, mostly in a few hundred shapes."""
+    return "{" + ", ".join(f"{name} {format_amount(name, amount)}" for name, amount in items) + "}"
 
 
 def shapes_text(parts: list[tuple[int, Mapping[str, int]]]) -> str:

@@ -152,6 +152,9 @@ class NodeFilter:
         self._size = n
         self._ready = _readonly(np.array([node.ready for node in self.nodes], dtype=bool))
         self._cordoned = _readonly(np.array([node.unschedulable for node in self.nodes], dtype=bool))
+        # For explanations (``diagnosis.py``): per shape, the nodes that could take one copy
+        # empty. Kept here because it depends on the nodes alone, as the masks do.
+        self.empty_fits: dict[tuple, int] = {}
 
         codes: dict[str, np.ndarray] = {}
         values: dict[str, dict[str, int]] = {}

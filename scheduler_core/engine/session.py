@@ -84,8 +84,9 @@ class Session:
         # ``shapes`` of each list of pods asked for, by the pods' identities: preemption and
         # backfill try the same unit dozens of times a cycle, and grouping is per pod work.
         self.shape_memo: dict[tuple[int, ...], list[tuple[np.ndarray, list[Pod]]]] = {}
-        # Explanations: per shape, how many nodes could take one copy empty (diagnosis.py).
-        self.empty_fits: dict[tuple, int] = {}
+        # Explanations: per shape, how many nodes could take one copy empty (diagnosis.py);
+        # it depends on the nodes alone, so it is the node filter's, carried with it.
+        self.empty_fits: dict[tuple, int] = self.filter.empty_fits
 
     def build_queue(self) -> None:
         self.units = build_units(self.snapshot, self.config, self.gangs, self.members, self.pending)
@@ -316,6 +317,8 @@ def shapes(session: Session, pods: list[Pod]) -> list[tuple[np.ndarray, list[Pod
 
 
 def _shapes(session: Session, pods: list[Pod]) -> list[tuple[np.ndarray, list[Pod]]]:
+    if pods and _one_shape(pods):
+        return [(session.state.vector(pods[0]), list(pods))]
     groups: dict[tuple, tuple[np.ndarray, list[Pod]]] = {}
     for pod in pods:
         request = session.state.vector(pod)
@@ -327,3 +330,22 @@ def _shapes(session: Session, pods: list[Pod]) -> list[tuple[np.ndarray, list[Po
         return list(groups.values())
     scale = session.state.scale
     return sorted(groups.values(), key=lambda item: -float((item[0] / scale).sum()))
+
+
+def _one_shape(pods: list[Pod]) -> bool:
+    """Whether every pod shares the first one's request and constraint objects: a gang's
+    members made from one template do, and are one shape without a key built per member."""
+    first = pods[0]
+    requests, selector, tolerations, affinity = (
+        first.requests,
+        first.node_selector,
+        first.tolerations,
+        first.affinity,
+    )
+    return all(
+        pod.requests is requests
+        and pod.node_selector is selector
+        and pod.tolerations is tolerations
+        and pod.affinity is affinity
+        for pod in pods
+    )
