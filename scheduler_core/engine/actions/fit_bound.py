@@ -149,8 +149,11 @@ class Bound:
         (``losses``), with each of those victims alone put back."""
         if not self.needs:
             return True if lost is None else np.ones(lost.shape[1], bool)
-        if lost is None:
-            return bool(self._holds(self.totals[:, None])[0])
+        if lost is None:  # a few shapes: plain integers cost less than arrays here
+            totals = self.totals.tolist()
+            return all(
+                sum(min(totals[i], self.copies[i]) for i in indices) >= need for indices, need in self.needs
+            )
         return self._holds(self.totals[:, None] - lost)
 
 
