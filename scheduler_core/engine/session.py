@@ -171,8 +171,9 @@ class Trial:
     cut: tuple[int, np.ndarray] | None = None
 
     def available(self) -> np.ndarray:
-        free = self.state.free
-        return free if self.limit is None else np.minimum(free, self.limit)
+        """A new array the caller may keep and change: the kept free capacity, copied or capped."""
+        free = self.state.free_all()
+        return free.copy() if self.limit is None else np.minimum(free, self.limit)
 
     def available_before(self, count: int) -> np.ndarray:
         """What was available before the placements after the first ``count`` (placing takes

@@ -102,11 +102,12 @@ class Bound:
         starts = np.flatnonzero(first)
         group = np.cumsum(first) - 1
         freed = running - (running[starts] - rows[starts])[group]
-        before_all = state.free[nodes]
+        free = state.free_all()  # read only; kept current as placements change it
+        before_all = free[nodes]
         after = before_all + freed
         totals = np.empty((len(self.requests), len(victims) + 1), np.int64)
         for s, (request, mask) in enumerate(zip(self.requests, self.masks, strict=True)):
-            now = fit_counts(state.free, request, mask)
+            now = fit_counts(free, request, mask)
             counted = fit_counts(after, request)
             previous = np.where(first, now[nodes], np.roll(counted, 1))
             gained = np.where(mask[nodes], counted - previous, 0)
@@ -119,7 +120,7 @@ class Bound:
 
     def count(self) -> None:
         """Count the copies on the state as it is (before ``holds``)."""
-        free = self.state.free
+        free = self.state.free_all()
         for s, (request, mask) in enumerate(zip(self.requests, self.masks, strict=True)):
             self.totals[s] = int(fit_counts(free, request, mask).sum())
 
