@@ -90,37 +90,41 @@ def choose(
     if candidates.size == 0:
         return takes
     capped = counts[candidates]  # each below need: no node takes the whole gang
-    room = free[candidates, dominant] - capped * request[dominant]
-    left = room / np.maximum(alloc[candidates, dominant], 1)
-    if candidates.size > need:
-        # At most ``need`` nodes are taken (each takes a copy or more): only the ``need`` first
-        # are ranked, found in linear time, with every node tied with the last of them.
-        candidates, capped, left = _first(candidates, capped, left, need)
-    ranked = np.lexsort((candidates, left, -capped))
-    order = candidates[ranked]
-    cumulative = np.cumsum(capped[ranked])
-    last = int(np.searchsorted(cumulative, need))  # first position where the total reaches need
-    chosen = order[: last + 1]
-    takes[chosen] = counts[chosen]
-    excess = int(cumulative[min(last, len(order) - 1)]) - need
+    # Most copies first: every node above the ``level`` of copies at which the total reaches
+    # ``need`` is taken whole, and only the nodes at that level are ranked (fullest, then
+    # lowest index) for the rest: a count of nodes per number of copies, not a sort of them all.
+    level, given = _level(capped, need)
+    if level == 0:  # all of them together take fewer than need
+        takes[candidates] = capped
+        return takes
+    above = capped > level
+    takes[candidates[above]] = capped[above]
+    tied = candidates[capped == level]
+    wanted = -(-(need - given) // level)  # nodes at the level that the rest takes
+    left = (free[tied, dominant] - level * request[dominant]) / np.maximum(alloc[tied, dominant], 1)
+    if tied.size > wanted:
+        # The ``wanted`` fullest, found in linear time, with every node as full as the last.
+        keep = np.flatnonzero(left <= np.partition(left, wanted - 1)[wanted - 1])
+        tied, left = tied[keep], left[keep]
+    chosen = tied[np.lexsort((tied, left))][:wanted]
+    takes[chosen] = level
+    excess = wanted * level - (need - given)
     if excess > 0:
         takes[chosen[-1]] -= excess
     return takes
 
 
-def _first(
-    candidates: np.ndarray, capped: np.ndarray, left: np.ndarray, need: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The candidates that can be among the first ``need`` by (most copies, fullest, index).
-
-    ``left`` scaled into (-1/2, 1/2) and less ``capped`` orders the nodes as copies then fullness
-    do, and a partition on it finds the ``need`` first. Rounding can only make two keys equal,
-    never swap them, so every node whose key equals the last one kept is kept too; the exact
-    ranking with the index is then done on these few."""
-    key = left * (0.5 / (float(np.abs(left).max()) + 1.0)) - capped
-    last = np.partition(key, need - 1)[need - 1]
-    keep = np.flatnonzero(key <= last)
-    return candidates[keep], capped[keep], left[keep]
+def _level(capped: np.ndarray, need: int) -> tuple[int, int]:
+    """The most copies a node may take, ``level``, such that the nodes taking at least that many
+    take ``need`` in all, and what the nodes above it take (less than ``need``); (0, total) when
+    all of them together take less than ``need``."""
+    copies = np.bincount(capped)
+    copies *= np.arange(copies.size)
+    at_least = np.cumsum(copies[::-1])[::-1]  # at_least[v]: taken by the nodes taking v or more
+    if at_least[1] < need:
+        return 0, int(at_least[1])
+    level = int(np.flatnonzero(at_least >= need)[-1])
+    return level, int(at_least[level + 1]) if level + 1 < at_least.size else 0
 
 
 def _spread(

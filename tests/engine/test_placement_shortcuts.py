@@ -99,3 +99,30 @@ def test_ties_in_copies_and_fullness_go_to_the_lowest_index() -> None:
     counts = fit_counts(free, request)
     takes = choose(counts, 7, free, alloc, request, Placement.BINPACK, np.array([10]))
     assert takes.tolist() == [0, 5, 0, 2, 0, 0]
+
+
+@st.composite
+def crowded(draw):
+    """Many nodes of few capacities and a few levels of use: many nodes take the same number of
+    copies, and as many are as full, so the nodes at the last level taken are ranked among
+    themselves."""
+    nodes = draw(st.integers(2, 300))
+    capacity = draw(st.sampled_from([8, 16, 32]))
+    alloc = np.array([[capacity, 4 * capacity]] * nodes, np.int64)
+    levels = draw(st.lists(st.integers(0, capacity), min_size=1, max_size=4))
+    used = np.array([[draw(st.sampled_from(levels)), 0] for _ in range(nodes)], np.int64)
+    request = np.array([draw(st.integers(1, 4)), draw(st.integers(0, 3))], np.int64)
+    need = draw(st.integers(1, 3 * nodes))
+    return alloc, alloc - used, request, need
+
+
+@settings(max_examples=300, deadline=None)
+@given(crowded())
+def test_nodes_that_tie_at_the_last_level_taken_go_as_a_full_sort_puts_them(cluster) -> None:
+    alloc, free, request, need = cluster
+    scale = np.maximum(alloc.max(axis=0), 1)
+    counts = fit_counts(free, request)
+    if (counts >= need).any():
+        return
+    takes = choose(counts, need, free, alloc, request, Placement.BINPACK, scale)
+    assert takes.tolist() == full_sort_choice(counts, need, free, alloc, request, scale).tolist()
