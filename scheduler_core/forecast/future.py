@@ -83,7 +83,10 @@ class Future:
         window: Window,
         history: History | None = None,
         arrivals: Sequence[tuple[float, Gang, Sequence[Pod]]] = (),
+        room: Room | None = None,
     ) -> None:
+        """``room``: the snapshot's (``Room``), when the caller built it for several runs; each
+        run changes a copy."""
         self.book = Book(snapshot)
         self.now = now
         self.config = config
@@ -101,7 +104,7 @@ class Future:
         self.past = 0  # this run's past, as ``history`` numbers it (0: the first cycle)
         self.out = Run(quantile)
         self.carry = Carry()
-        self.room = Room(snapshot.nodes, snapshot.pods)
+        self.room = room.copy() if room is not None else Room(snapshot.nodes, snapshot.pods)
         self.modes = {g.key: (config.force_mode or g.mode) == GangMode.NON_STRICT for g in snapshot.gangs}
         self.requests = {pod.key: pod.requests for pod in snapshot.pods}
         self.gang_of = {pod.key: pod.gang for pod in snapshot.pods}

@@ -16,6 +16,7 @@ from .future import CYCLES, NO_EVENT, Future, Run, Truth
 from .history import History
 from .positions import positions
 from .results import EXPECTED, LATER, NONE, Forecasts, GangForecast, RunSummary, WaitingFor
+from .room import Room
 from .spreads import DEFAULT_SPREADS, UNKNOWN, Spread
 from .window import Window
 
@@ -63,6 +64,7 @@ def forecast(
     sources = {**(sources or {}), **planned.sources}
     window = Window(planned.snapshot(snapshot), config)
     history = History()  # cycles shared by runs whose pasts are the same (history.py)
+    room = Room(snapshot.nodes, snapshot.pods)  # each run changes a copy
     runs = [
         Future(
             snapshot,
@@ -78,6 +80,7 @@ def forecast(
             window=window,
             history=history,
             arrivals=planned.events,
+            room=room,
         ).run(first)
         for quantile in quantiles
     ]

@@ -15,6 +15,7 @@ is skipped until room frees where a gang fits (see docs/forecasts.md).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -48,6 +49,14 @@ class Room:
             where = pod.node or pod.reserved_node
             if where is not None:
                 self.take(pod.requests, where, 1)
+
+    def copy(self) -> Room:
+        """A room of its own to change, from the same nodes and pods: each forward run takes
+        and frees on its own, and building one walks every pod. What depends on the nodes alone
+        (capacity, filters, request rows and shapes, by content) is shared."""
+        twin = copy.copy(self)
+        twin.used = self.used.copy()
+        return twin
 
     def row(self, requests: Mapping[str, int]) -> np.ndarray | None:
         """A request as a row (one pod counted); None: it names a resource no node has."""
