@@ -131,7 +131,10 @@ class Carry:
         unnamed = np.flatnonzero(~self._node_named)  # columns only pods name (usually none)
         if unnamed.size and not named[:, unnamed].any(axis=0).all():
             return False  # a resource no pod or node names any more: the columns change
-        state.pod_used = _used(last, moves, rows, where)
+        gone = _gone(last, moves)
+        # Preemption's candidates look again at the gangs of the pods new or gone (victim_book.py).
+        self.victim_book.pods_changed(np.concatenate((gang[fresh], last.pod_gang[gone])))
+        state.pod_used = _used(last, moves, rows, where, gone)
         for array in (rows, where, pending, gang, reserved):
             array.flags.writeable = False
         state.pod_rows, state.pod_where, state.pod_pending = rows, where, pending
@@ -144,6 +147,7 @@ class Carry:
     def keep(self, state: ClusterState, snapshot: Snapshot) -> None:
         """Remember a state built afresh."""
         self._remember(state, snapshot, _names(snapshot.pods, state.column))
+        self.victim_book.start_over()  # gang codes and arrays are new: nothing it kept holds
         if len(snapshot.nodes) >= NARROW_FROM:
             state.kinds()  # nodes by capacity, for narrowing: once per set of nodes, not per cycle
         self._node_named = np.zeros(len(state.column), bool)
@@ -167,13 +171,19 @@ class Carry:
         state.pod_ids = (ids, self._last_ids.sorted)
 
 
-def _used(last: ClusterState, moves: Moves, rows: np.ndarray, where: np.ndarray) -> np.ndarray:
+def _gone(last: ClusterState, moves: Moves) -> np.ndarray:
+    """The positions in the last state of its pods not in this snapshot."""
+    matched = np.zeros(len(last.pods), bool)
+    matched[moves.at] = True
+    return np.flatnonzero(~matched)
+
+
+def _used(
+    last: ClusterState, moves: Moves, rows: np.ndarray, where: np.ndarray, gone: np.ndarray
+) -> np.ndarray:
     """The usage per node of this snapshot's pods: the last one's, less the pods gone since, plus
     the new ones (the pods kept are the same objects, on the same nodes, with the same rows)."""
     used = last.pod_used.copy()
-    matched = np.zeros(len(last.pods), bool)
-    matched[moves.at] = True
-    gone = np.flatnonzero(~matched)
     gone = gone[last.pod_where[gone] >= 0]
     np.subtract.at(used, last.pod_where[gone], last.pod_rows[gone])
     placed = moves.fresh[where[moves.fresh] >= 0]

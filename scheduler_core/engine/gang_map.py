@@ -26,23 +26,42 @@ def may_time_out(gang: Gang) -> bool:
     return gang.wait_seconds is not None and gang.wait_started is not None
 
 
+class GangTable(dict):
+    """The gangs by key for one cycle: a dict that notes in ``written`` the keys the cycle
+    writes (a gang started, preempted, timed out: a new Gang object), so that what was kept
+    about the old object is looked at again (``victim_book.py``)."""
+
+    def __init__(self, gangs: dict[str, Gang]) -> None:
+        super().__init__(gangs)
+        self.written: set[str] = set()
+
+    def __setitem__(self, key: str, gang: Gang) -> None:
+        self.written.add(key)
+        super().__setitem__(key, gang)
+
+
 class GangMap:
     def __init__(self) -> None:
         self._gangs: Sequence[Gang] = ()
         self._last_ids = LastIds()  # the last gangs' ids (same_objects.py)
         self._by_key: dict[str, Gang] = {}
         self._watch: set[str] = set()
+        # The keys of the gangs replaced, gone or new at the last update; None: all mapped again.
+        self.changed: set[str] | None = None
 
-    def update(self, gangs: Sequence[Gang]) -> tuple[dict[str, Gang], set[str]]:
-        """This snapshot's gangs by key (a copy the cycle may change) and the keys of those that
-        may time out (``may_time_out``; the set is the map's own: read it, do not change it)."""
+    def update(self, gangs: Sequence[Gang]) -> tuple[GangTable, set[str]]:
+        """This snapshot's gangs by key (a copy the cycle may change, ``GangTable``) and the keys
+        of those that may time out (``may_time_out``; the set is the map's own: read it, do not
+        change it)."""
         ids = np.fromiter(map(id, gangs), np.int64, len(gangs))
+        self.changed = set()
         if not self._carried(gangs, ids):
+            self.changed = None
             self._by_key = {gang.key: gang for gang in gangs}
             self._watch = {key for key, gang in self._by_key.items() if may_time_out(gang)}
         self._gangs = gangs
         self._last_ids = LastIds(ids)
-        return dict(self._by_key), self._watch
+        return GangTable(self._by_key), self._watch
 
     def _carried(self, gangs: Sequence[Gang], ids: np.ndarray) -> bool:
         """Apply the gangs replaced, gone and new; False: map them all again."""
@@ -64,13 +83,16 @@ class GangMap:
         matched = np.zeros(len(last), bool)
         matched[old[kept]] = True
         watch = self._watch
+        changed = self.changed
         for p in np.flatnonzero(~matched).tolist():
             key = last[p].key
             del by_key[key]
             watch.discard(key)
+            changed.add(key)
         for i in replaced + new:
             gang = gangs[i]
             by_key[gang.key] = gang
+            changed.add(gang.key)
             if may_time_out(gang):
                 watch.add(gang.key)
             else:

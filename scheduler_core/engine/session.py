@@ -41,6 +41,7 @@ class Session:
         self.may_time_out: set[str] | None = None
         if carry is not None:
             self.gangs, self.may_time_out = carry.gang_map.update(snapshot.gangs)
+            carry.victim_book.gangs_changed(carry.gang_map.changed, self.gangs)
         else:
             self.gangs: dict[str, Gang] = {gang.key: gang for gang in snapshot.gangs}
         self.members = GangMembers(snapshot.pods, self.state.pod_gang, self.state.gang_codes)
@@ -60,7 +61,8 @@ class Session:
         self.done: set[str] = set()
         # Preemption candidates, built on first use (actions/victims.py: a VictimPool).
         self.victims = None
-        # What the last cycles found per running gang, with a carry (``victim_book.py``).
+        # What the last cycles found per running gang, and what changed since, with a carry
+        # (``victim_book.py``).
         self.victim_book = carry.victim_book if carry is not None else None
         self.terminating_usage = None  # per-node usage of terminating pods, or False: none
         # Units that searched for victims in this cycle (EngineConfig.preempt_depth), and those
