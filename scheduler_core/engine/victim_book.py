@@ -38,14 +38,18 @@ class Entry:
     """The victims of one running gang or gang group, found together."""
 
     priority: int
-    victims: list  # of actions/victim_specs.Victim, in the order found
+    victims: list  # of actions/victim_specs.Victim, in the order found; [] until found
     names: tuple[str, ...]  # every gang key it was found from, its group's undeclared ones too
+    members: tuple[str, ...]  # those of its gangs the snapshot declares
 
 
 @dataclass(eq=False)
 class VictimBook:
     entries: dict[str, Entry] = field(default_factory=dict)  # gang or gang group -> its victims
     ranked: list[tuple[tuple, Any]] = field(default_factory=list)  # (order, victim), as taken
+    # Entries whose victims are not found yet, and their priority: found when a preemptor above
+    # it asks (most running gangs are above most preemptors; the list afresh skips them too).
+    unfound: dict[str, int] = field(default_factory=dict)
     listed_under: dict[str, str] = field(default_factory=dict)  # running gang -> its entry's key
     lists: dict[str, set[str]] = field(default_factory=dict)  # entry key -> its running gangs
     named_in: dict[str, set[str]] = field(default_factory=dict)  # gang key -> entries naming it
@@ -57,7 +61,7 @@ class VictimBook:
     layout: tuple[Any, ...] = ()
     groups: tuple[Any, ...] = ()
     used: int = 0  # entries kept at a listing, for tests
-    found: int = 0  # entries found (again), for tests
+    found: int = 0  # entries whose victims were found, for tests
 
     def start_over(self) -> None:
         """Forget everything: the next list is found afresh."""
@@ -94,6 +98,7 @@ class VictimBook:
         self.layout, self.groups = layout, groups
         if self.fresh:
             self.entries.clear()
+            self.unfound.clear()
             self.ranked.clear()
             self.listed_under.clear()
             self.lists.clear()

@@ -41,7 +41,7 @@ def kept_candidates(session: Session, below: int, book: VictimBook) -> list[Vict
     if fresh:
         keys.update(names[code] for code in np.flatnonzero(counts).tolist())
     _mark_gangless(session, book, keys, fresh)
-    _find_again(session, book, keys, running, counts)
+    _find_again(session, book, keys, running, counts, below)
     pairs = [pair for pair in book.ranked if pair[1].priority < below]
     lone = _lone(session, below, running, book.gangless)
     if lone:  # before the gangs' victims, as victims.py finds them: the first of equals
@@ -68,9 +68,10 @@ def _mark_gangless(session: Session, book: VictimBook, keys: set[str], fresh: bo
 
 
 def _find_again(
-    session: Session, book: VictimBook, keys: set[str], running: np.ndarray, counts: np.ndarray
+    session: Session, book: VictimBook, keys: set[str], running: np.ndarray, counts: np.ndarray, below: int
 ) -> None:
-    """Find again the entries the gangs ``keys`` are or were listed under or named in."""
+    """Find again the entries the gangs ``keys`` are or were listed under or named in. An
+    entry's victims are found once a preemptor above its priority asks (``VictimBook.unfound``)."""
     gangs, code_of = session.gangs, session.state.gang_codes.code_of
     groups = {group.key: group for group in session.snapshot.gang_groups}
     touched: set[str] = set()
@@ -90,24 +91,30 @@ def _find_again(
     gone: set[int] = set()
     for under in touched:
         entry = book.entries.pop(under, None)
+        book.unfound.pop(under, None)
         if entry is not None:
             gone.update(map(id, entry.victims))
             for name in entry.names:
                 book.named_in[name].discard(under)
-    listed = [under for under in touched if book.lists.get(under)]
     book.used += len(book.entries)
-    book.found += len(listed)
-    names = {under: groups[under].members if under in groups else (under,) for under in listed}
-    found = _running_pods(session, running, {k for ks in names.values() for k in ks})
+    for under in touched:
+        if book.lists.get(under):
+            names = groups[under].members if under in groups else (under,)
+            members = tuple(k for k in names if k in gangs)
+            book.entries[under] = Entry(priority_of(session, members), [], names, members)
+            book.unfound[under] = book.entries[under].priority
+            for name in names:
+                book.named_in.setdefault(name, set()).add(under)
+    wanted = [under for under, priority in book.unfound.items() if priority < below]
+    book.found += len(wanted)
+    found = _running_pods(session, running, {k for under in wanted for k in book.entries[under].members})
     new: list[tuple[tuple, Victim]] = []
-    for under in listed:
-        members = tuple(k for k in names[under] if k in gangs)
-        priority = priority_of(session, members)
-        victims = _victims(session.state, gang_victims(session, under, members, priority, found[0]), found[1])
-        book.entries[under] = Entry(priority, victims, names[under])
-        for name in names[under]:
-            book.named_in.setdefault(name, set()).add(under)
-        new.extend((victim.order(), victim) for victim in victims)
+    for under in wanted:
+        entry = book.entries[under]
+        specs = gang_victims(session, under, entry.members, entry.priority, found[0])
+        entry.victims = _victims(session.state, specs, found[1])
+        del book.unfound[under]
+        new.extend((victim.order(), victim) for victim in entry.victims)
     if gone or new:
         ranked = [pair for pair in book.ranked if id(pair[1]) not in gone] if gone else book.ranked
         ranked.extend(new)
