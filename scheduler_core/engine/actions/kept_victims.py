@@ -4,9 +4,11 @@ last cycles found, brought up to date.
 Only the gangs the book was told changed (pods new or gone, Gang objects replaced, new or gone)
 are looked at again: each one's entry, the entries whose group names it, and the one it is
 listed under now are found again as ``victims.py`` finds them (``victim_specs.py``); every other
-entry keeps its victims, with no pass over its pods. The running pods of the gangs looked at
-again, and the lone pods, are read from the state's arrays (``pod_where``, ``pod_pending``,
-``pod_terminating``, ``pod_gang``), which say for each pod what ``victims.py`` asks of it.
+entry keeps its victims, with no pass over its pods. An entry's victims are found when first
+asked for, by a preemptor above its priority (as ``victims.py`` skips the gangs it may not take).
+The running pods of the gangs looked at again, and the lone pods, are read from the state's
+arrays (``pod_where``, ``pod_pending``, ``pod_terminating``, ``pod_gang``), which say for each pod
+what ``victims.py`` asks of it.
 
 The list is every entry's victims in the order taken (kept sorted in the book), those of
 priority below the preemptor's, with the lone pods merged in: the list ``victims.py`` builds
