@@ -57,7 +57,7 @@ def kept_candidates(session: Session, below: int, book: VictimBook) -> list[Vict
 
 
 def _mark_gangless(session: Session, book: VictimBook, keys: set[str], fresh: bool) -> None:
-    """Per gang code, whether its key names no gang of the session (its pods are lone pods)."""
+    """Per gang code, whether its key names no gang of this cycle (its pods are lone pods)."""
     names, gangs = session.state.gang_codes.keys, session.gangs
     known = 0 if fresh else len(book.gangless)
     more = np.fromiter((key not in gangs for key in names[known:]), bool, len(names) - known)
@@ -155,7 +155,7 @@ def _victims(state: ClusterState, specs: list[tuple], position: dict[int, int]) 
 
 
 def _lone(session: Session, below: int, running: np.ndarray, gangless: np.ndarray) -> list[Victim]:
-    """The running pods of no gang (or of a gang the session does not know) that may be taken."""
+    """The running pods of no gang (or of a gang this cycle does not declare) that may be taken."""
     state = session.state
     codes = state.pod_gang
     alone = codes < 0
