@@ -11,6 +11,7 @@ writes the JSON (``--out``).
 
     .venv/bin/python bench/forecast.py                 # 5,000 nodes, 1,000 gangs
     .venv/bin/python bench/forecast.py --profile       # also cProfile's top functions
+    .venv/bin/python bench/forecast.py --steps         # also the CPU of each step before the runs
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ if str(ROOT) not in sys.path:
 
 from scheduler_core.engine import EngineConfig, Snapshot, apply_result, run_cycle  # noqa: E402
 from scheduler_core.forecast import forecast  # noqa: E402
+from scheduler_core.forecast.future import Future  # noqa: E402
+from scheduler_core.forecast.make import HORIZON_S, MAX_CYCLES, RESOLUTION, _truth  # noqa: E402
+from scheduler_core.forecast.positions import positions  # noqa: E402
+from scheduler_core.forecast.room import Room  # noqa: E402
+from scheduler_core.forecast.spreads import DEFAULT_SPREADS  # noqa: E402
+from scheduler_core.forecast.window import Window  # noqa: E402
 
 NOW = 5000.0
 RUNNING_SOURCES = ("learned", "learned", "learned", "declared", "limit", "default")
@@ -66,6 +73,34 @@ def build(nodes: int, gangs: int, cap: int, fill: float):
     return snapshot, sources
 
 
+def steps(snapshot: Snapshot, sources: dict[str, str]) -> dict[str, float]:
+    """The CPU seconds of what a forecast does before its first forward cycle, step by step, as
+    ``forecast`` does it (one run's setup; a forecast sets up one run per quantile)."""
+    config = EngineConfig()
+    spent: dict[str, float] = {}
+
+    def timed(name, call):
+        began = time.process_time()
+        value = call()
+        spent[name] = time.process_time() - began
+        return value
+
+    where = timed("positions", lambda: positions(snapshot, config, None))
+    timed("cycle at now (with explanations)", lambda: run_cycle(snapshot, NOW, config))
+    window = timed("window", lambda: Window(snapshot, config))
+    room = timed("free room of the nodes", lambda: Room(snapshot.nodes, snapshot.pods))
+    watched = {key: gang.min_member for gang in snapshot.gangs if (key := gang.key) in where}
+    truth = _truth(sources, DEFAULT_SPREADS, 0.5)
+    timed(
+        "one run's setup",
+        lambda: Future(
+            snapshot, NOW, config, truth, watched, quantile=0.5, horizon=NOW + HORIZON_S,
+            max_cycles=MAX_CYCLES, tick=1.0, resolution=RESOLUTION, window=window, room=room,
+        ),
+    )  # fmt: skip
+    return spent
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
@@ -73,6 +108,7 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=256)
     parser.add_argument("--fill", type=float, default=0.85)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--steps", action="store_true")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "forecast.json"))
     args = parser.parse_args()
     speed = calibration_us()
@@ -81,6 +117,11 @@ def main() -> None:
     pending = sum(1 for gang in snapshot.gangs if not gang.satisfied)
     running = sum(1 for pod in snapshot.pods if pod.node is not None)
     print(f"{args.nodes} nodes, {running} running pods, {pending} pending gangs, {len(snapshot.pods)} pods")
+    before = steps(snapshot, sources) if args.steps else None
+    if before is not None:
+        print("before the first forward cycle (CPU s):")
+        for name, seconds in before.items():
+            print(f"  {name}: {seconds:.3f}")
     gc.collect()
     profile = cProfile.Profile() if args.profile else None
     cpu, wall = time.process_time(), time.perf_counter()
@@ -123,6 +164,7 @@ def main() -> None:
             }
             for r in out.runs
         ],
+        "steps_cpu_seconds": before,
         "statuses": dict(statuses),
         "waiting_for": dict(reasons),
         "p50_lead_median_s": float(np.median(leads)) if leads else None,

@@ -109,3 +109,29 @@ def short_behind_the_head() -> Snapshot:
     )
     gangs = (Gang("ml", "head", min_member=2, created=1.0), Gang("ml", "behind", min_member=3, created=2.0))
     return Snapshot(nodes=nodes, pods=pods, gangs=gangs)
+
+
+def both_ways(scenario: Scenario, monkeypatch, owner, name: str, off, cycles: int = 4) -> int:
+    """Run ``cycles`` cycles of ``scenario`` with the shortcut ``owner.name`` replaced by ``off``
+    (which always answers None: no shortcut) and as it is; they must decide and explain the same.
+    Returns how many times the shortcut answered."""
+    shortcut = getattr(owner, name)
+    answered = 0
+
+    def counting(*args):
+        nonlocal answered
+        found = shortcut(*args)
+        answered += found is not None
+        return found
+
+    snapshot, now = scenario.snapshot, scenario.now
+    for _ in range(cycles):
+        monkeypatch.setattr(owner, name, off)
+        tried = run_cycle(snapshot, now, scenario.config)
+        monkeypatch.setattr(owner, name, counting)
+        result = run_cycle(snapshot, now, scenario.config)
+        assert decisions(result) == decisions(tried)
+        snapshot = advance(apply_result(snapshot, result, now), now + 37.0)
+        now += 37.0
+    monkeypatch.setattr(owner, name, shortcut)
+    return answered

@@ -14,10 +14,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from scheduler_core.engine import EngineConfig, apply_result, run_cycle
+from scheduler_core.engine import EngineConfig, run_cycle
 from scheduler_core.engine.actions import allocate
 
-from .cycles import advance, decisions, short_behind_the_head
+from .cycles import both_ways as cycles_both_ways
+from .cycles import short_behind_the_head
 from .queues.test_queue_properties import queued
 from .strategies import SETTINGS, Scenario, scenarios
 from .topology.tstrategies import topology_scenarios
@@ -25,25 +26,7 @@ from .topology.tstrategies import topology_scenarios
 
 def both_ways(scenario: Scenario, monkeypatch: pytest.MonkeyPatch, cycles: int = 4) -> int:
     """Run ``cycles`` cycles with and without counting; the number of units it failed."""
-    counted = allocate.counted_failure
-    failed = 0
-
-    def counting(*args):
-        nonlocal failed
-        found = counted(*args)
-        failed += found is not None
-        return found
-
-    snapshot, now = scenario.snapshot, scenario.now
-    for _ in range(cycles):
-        monkeypatch.setattr(allocate, "counted_failure", lambda *args: None)
-        tried = run_cycle(snapshot, now, scenario.config)
-        monkeypatch.setattr(allocate, "counted_failure", counting)
-        result = run_cycle(snapshot, now, scenario.config)
-        assert decisions(result) == decisions(tried)
-        snapshot = advance(apply_result(snapshot, result, now), now + 37.0)
-        now += 37.0
-    return failed
+    return cycles_both_ways(scenario, monkeypatch, allocate, "counted_failure", lambda *args: None, cycles)
 
 
 @SETTINGS
