@@ -20,7 +20,7 @@ never blocks the units of other queues; held back by borrowing, it may still rec
 With a carry, a unit that failed behind the head in an earlier cycle, behind the same head now,
 with no event since that could let it place, is parked: not tried (``requeue.py``, ``park.py``).
 Behind the head, a failure may be settled without a trial: by counting on a small cluster
-(``counted.py``), and, for a lone pod, by an earlier lone pod that failed (``lone_failures.py``).
+(``counted.py``), or by a unit that failed before it (``proven_failures.py``).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from ..session import Session
 from .backfill import Head, fits_on_empty, plan_head
 from .counted import counted_failure
 from .fit_bound import fits_counted
-from .lone_failures import LoneFailures
 from .park import Parking
 from .preempt import preempt
+from .proven_failures import ProvenFailures
 from .reclaim import reclaim, within_max
 
 
@@ -48,7 +48,7 @@ def allocate(session: Session) -> None:
     head: Head | None = None
     ledger = session.queues
     parking = Parking.open(session)
-    lone = LoneFailures()
+    proven = ProvenFailures()
     units = session.units if ledger is None else queue_order.ordered(ledger, session.units)
     for unit in units:
         if unit.key in session.done or _requeued(session, unit):
@@ -65,7 +65,7 @@ def allocate(session: Session) -> None:
             continue
         result = None
         if head is not None:
-            result = lone.settled(session, unit, limit) or counted_failure(session, unit, limit)
+            result = counted_failure(session, unit, limit) or proven.settled(session, unit, limit)
         tried = result is None
         if tried:
             result = attempt(session, unit, limit)
@@ -75,7 +75,7 @@ def allocate(session: Session) -> None:
         behind = head
         head = _failed(session, unit, result, head, limit)
         if behind is not None and tried:
-            lone.failed(session, unit, limit)
+            proven.failed(session, unit, limit, result)
         if parking is not None and unit.key not in session.done:
             parking.failed(unit, result, behind, limit)
     if parking is not None:
