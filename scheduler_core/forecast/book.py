@@ -12,11 +12,14 @@ same pods, in the same order, as the same objects (so its ``Carry`` reuses them)
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable
 
 from scheduler_core.engine.apply import apply_result
 from scheduler_core.engine.decisions import CycleResult
 from scheduler_core.engine.model import INACTIVE_PHASES, Gang, Pod, Snapshot
+
+from .room import Room
 
 
 class Book:
@@ -32,6 +35,10 @@ class Book:
         # and the bucket each is in.
         self.waiting: dict[str | None, dict[str, Pod]] = {}
         self._bucket: dict[str, str | None] = {}
+        # Bumped whenever a bucket of ``waiting`` changes: what was worked out from a bucket
+        # holds while its version does (``grouped``).
+        self.version: Counter[str | None] = Counter()
+        self._grouped: dict[tuple, tuple[tuple[int, ...], tuple]] = {}
         self.unplaced: set[str] = set()  # pending, unreserved, not terminating: maybe hidden
         self._snapshot: Snapshot | None = snapshot
         for pod in snapshot.pods:
@@ -102,8 +109,19 @@ class Book:
             self._wait(pod)
         self._snapshot = None
 
+    def grouped(self, buckets: tuple[str | None, ...], room: Room) -> tuple:
+        """``room.groups`` of the pods waiting in ``buckets``, worked out again only when one
+        of them changed: most gangs wait, unchanged, through many cycles."""
+        stamp = tuple(self.version[bucket] for bucket in buckets)
+        found = self._grouped.get(buckets)
+        if found is None or found[0] != stamp:
+            pods = [pod for bucket in buckets for pod in self.waiting.get(bucket, {}).values()]
+            found = self._grouped[buckets] = (stamp, room.groups(pods))
+        return found[1]
+
     def forget_waiting(self, gang: str) -> list[str]:
         """A finished gang's waiting pods, taken out of the waiting lists (they are gone)."""
+        self.version[gang] += 1
         keys = list(self.waiting.pop(gang, {}))
         keys += [key for key in self.members.get(gang, ()) if self._bucket.get(key, gang) is None]
         for key in keys:
@@ -121,12 +139,14 @@ class Book:
         bucket = None if gang is None or gang.settled else gang.key
         self.waiting.setdefault(bucket, {})[pod.key] = pod
         self._bucket[pod.key] = bucket
+        self.version[bucket] += 1
 
     def _unwait(self, key: str) -> None:
         self.unplaced.discard(key)
         if key in self._bucket:
             bucket = self._bucket.pop(key)
             pods = self.waiting.get(bucket)
+            self.version[bucket] += 1
             if pods is not None:
                 pods.pop(key, None)
                 if not pods:

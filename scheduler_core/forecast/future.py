@@ -203,22 +203,23 @@ class Future:
         """The snapshot without the waiting units the window leaves out (``window.py``)."""
         holders = {self.gang_of.get(key) for key in self.reserved} - {None}
         need = {key: self.watched[key] - self.bound_of[key] for key in self.watched}
-        shown = self.window.shown(self.waiting, self.room, need, self.modes, holders)
+        shown = self.window.shown(self.book, self.room, need, self.modes, holders)
         if shown is None:
             return self.book.snapshot()
         return self.book.shown(*shown)
 
     def _waiting(self):
-        """(members still needed, NonStrict?, pending requests) per gang or pod that waits."""
+        """(members still needed, NonStrict?, its pending pods' shapes) per gang or pod that
+        waits (``Room.may_start``)."""
         for gang, pods in self.waiting.items():
             if not pods:
                 continue
             if gang is None:
                 for pod in pods.values():
-                    yield 1, False, (pod,)
+                    yield 1, False, self.room.groups((pod,))
             else:
                 need = self.watched.get(gang, 1) - self.bound_of[gang]
-                yield need, self.modes.get(gang, False), list(pods.values())
+                yield need, self.modes.get(gang, False), self.book.grouped((gang,), self.room)
 
     def _apply(self, result: CycleResult, t: float) -> None:
         changed = self.book.apply(result, t)

@@ -101,27 +101,33 @@ class Room:
         nodes, wanted, row = shape
         return int(np.maximum((free[nodes][:, wanted] // row).min(axis=1, initial=_NO_LIMIT), 0).sum())
 
+    def groups(self, pods: Iterable[Pod]) -> tuple[tuple[tuple, int], ...]:
+        """The pods' shapes (``shape``), each with how many of the pods have it; pods no node
+        could take are left out."""
+        counts: dict[int, tuple[tuple, int]] = {}
+        for pod in pods:
+            shape = self.shape(pod)
+            if shape is None:
+                continue
+            entry = counts.get(id(shape))
+            counts[id(shape)] = (shape, entry[1] + 1 if entry else 1)
+        return tuple(counts.values())
+
     def may_start(
         self,
-        waiting: Iterable[tuple[int, bool, Sequence[Pod]]],
+        waiting: Iterable[tuple[int, bool, Sequence[tuple[tuple, int]]]],
         memo: dict | None = None,
     ) -> bool:
-        """``waiting``: (members still needed, NonStrict?, its pending pods). ``memo``: copies
-        per shape, valid while the room does not change."""
+        """``waiting``: (members still needed, NonStrict?, its pending pods' ``groups``).
+        ``memo``: copies per shape, valid while the room does not change."""
         memo = {} if memo is None else memo
         if "free" not in memo:
             memo["free"] = self.alloc - self.used
         free = memo["free"]
-        for need, partial, pods in waiting:
-            counts: dict[int, tuple[tuple, int]] = {}
-            for pod in pods:
-                shape = self.shape(pod)
-                if shape is None:
-                    continue
-                entry = counts.get(id(shape))
-                counts[id(shape)] = (shape, entry[1] + 1 if entry else 1)
+        for need, partial, groups in waiting:
             fits = 0
-            for key, (shape, count) in counts.items():
+            for shape, count in groups:
+                key = id(shape)
                 if key not in memo:
                     memo[key] = self.copies(shape, free)
                 fits += min(memo[key], count)

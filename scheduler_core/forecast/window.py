@@ -23,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scheduler_core.engine.config import EngineConfig
-from scheduler_core.engine.model import Pod, Snapshot
+from scheduler_core.engine.model import Snapshot
 from scheduler_core.engine.queue import build_units, pods_by_gang
 
+from .book import Book
 from .room import Room
 
 
@@ -41,7 +42,7 @@ class Window:
 
     def shown(
         self,
-        waiting: Mapping[str | None, Mapping[str, Pod]],
+        book: Book,
         room: Room,
         need: Mapping[str, int],
         partial: Mapping[str, bool],
@@ -50,6 +51,7 @@ class Window:
         """(gang keys, lone pod keys) to show; None: show everything."""
         if not self.enabled:
             return None
+        waiting = book.waiting
         gangs = set(holders) | {key for key in waiting if key is not None and key not in self.known_gangs}
         lone = {key for key in waiting.get(None, {}) if key not in self.known_pods}
         alone = waiting.get(None, {})
@@ -60,18 +62,18 @@ class Window:
                 pod = alone.get(pod_key)
                 if pod is None:
                     continue
-                fits = room.may_start(((1, False, (pod,)),), memo)
+                fits = room.may_start(((1, False, room.groups((pod,))),), memo)
                 if fits or not head_found:
                     lone.add(pod_key)
                 head_found = head_found or not fits
                 continue
-            pods = [pod for key in unit_gangs for pod in waiting.get(key, {}).values()]
-            if not pods:
+            if not any(waiting.get(key) for key in unit_gangs):
                 continue
+            groups = book.grouped(unit_gangs, room)
             wanted = sum(max(need.get(key, 1), 0) for key in unit_gangs)
             nonstrict = any(partial.get(key, False) for key in unit_gangs)
-            fits = room.may_start(((wanted, False, pods),), memo)
-            if fits or not head_found or (nonstrict and room.may_start(((1, True, pods),), memo)):
+            fits = room.may_start(((wanted, False, groups),), memo)
+            if fits or not head_found or (nonstrict and room.may_start(((1, True, groups),), memo)):
                 gangs.update(unit_gangs)
             head_found = head_found or not fits
         return gangs, lone
