@@ -11,6 +11,7 @@ same pods, in the same order, as the same objects (so its ``Carry`` reuses them)
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable
@@ -43,6 +44,17 @@ class Book:
         self._snapshot: Snapshot | None = snapshot
         for pod in snapshot.pods:
             self._wait(pod)
+
+    def copy(self) -> Book:
+        """A book of its own to change, with the same pods and gangs (each forward run keeps
+        one; copying is cheaper than walking the snapshot again)."""
+        twin = copy.copy(self)
+        twin.pods, twin.gangs = dict(self.pods), dict(self.gangs)
+        twin.members = {key: list(keys) for key, keys in self.members.items()}
+        twin.waiting = {bucket: dict(pods) for bucket, pods in self.waiting.items()}
+        twin._bucket, twin.unplaced = dict(self._bucket), set(self.unplaced)
+        twin.version, twin._grouped = Counter(self.version), dict(self._grouped)
+        return twin
 
     def snapshot(self) -> Snapshot:
         if self._snapshot is None:

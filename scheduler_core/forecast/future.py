@@ -21,6 +21,7 @@ A gang *starts* when ``min_member`` of its pods are bound, as the trace replay c
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import heapq
 import math
@@ -121,6 +122,34 @@ class Future:
                 self._bound(pod, now)
         self.arrivals = list(arrivals)  # (delivery time, gang, pods) in time order (arrivals.py)
         self.arrived = 0
+
+    def fork(self, truth: Truth, quantile: float) -> Future:
+        """A run from the same start with another guess of the truth, before either has run:
+        what does not depend on the truth (the pods, the gangs, what is bound) is copied, not
+        built again from the snapshot's pods; only the true ends are worked out anew."""
+        twin = copy.copy(self)  # the config, window, history and arrivals are shared
+        twin.book = self.book.copy()
+        twin.truth = truth
+        twin.out = Run(quantile)
+        twin.carry = Carry()
+        twin.room = self.room.copy()
+        twin.watched, twin.modes = dict(self.watched), dict(self.modes)
+        twin.requests, twin.gang_of, twin.reserved = (
+            dict(self.requests),
+            dict(self.gang_of),
+            dict(self.reserved),
+        )
+        twin.binding, twin.bound_of = Counter(self.binding), Counter(self.bound_of)
+        twin.bound_pods, twin.believed = dict(self.bound_pods), list(self.believed)
+        twin.gone, twin.finished = set(), set()
+        twin.ends = []
+        for key, pod in twin.bound_pods.items():
+            started = pod.started if pod.started is not None else self.now
+            runtime = truth(pod, self.now - started)
+            if math.isfinite(runtime):
+                twin.ends.append((started + runtime, key, twin.binding[key]))
+        heapq.heapify(twin.ends)
+        return twin
 
     @property
     def waiting(self) -> dict[str | None, dict[str, Pod]]:

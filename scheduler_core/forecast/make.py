@@ -65,14 +65,14 @@ def forecast(
     window = Window(planned.snapshot(snapshot), config)
     history = History()  # cycles shared by runs whose pasts are the same (history.py)
     room = Room(snapshot.nodes, snapshot.pods)  # each run changes a copy
-    runs = [
+    futures = [
         Future(
             snapshot,
             now,
             config,
-            _truth(sources, spreads, quantile),
+            _truth(sources, spreads, quantiles[0]),
             watched,
-            quantile=quantile,
+            quantile=quantiles[0],
             horizon=now + horizon_s,
             max_cycles=max_cycles,
             tick=tick,
@@ -81,9 +81,11 @@ def forecast(
             history=history,
             arrivals=planned.events,
             room=room,
-        ).run(first)
-        for quantile in quantiles
+        )
     ]
+    # The other runs start where the first does, before it runs: copied, not built again.
+    futures += [futures[0].fork(_truth(sources, spreads, q), q) for q in quantiles[1:]]
+    runs = [future.run(first) for future in futures]
     median = min(range(len(runs)), key=lambda i: abs(runs[i].quantile - 0.5))
     out = {}
     for key, position in where.items():
