@@ -142,12 +142,10 @@ class Future:
         twin.binding, twin.bound_of = Counter(self.binding), Counter(self.bound_of)
         twin.bound_pods, twin.believed = dict(self.bound_pods), list(self.believed)
         twin.gone, twin.finished = set(), set()
-        twin.ends = []
-        for key, pod in twin.bound_pods.items():
-            started = pod.started if pod.started is not None else self.now
-            runtime = truth(pod, self.now - started)
-            if math.isfinite(runtime):
-                twin.ends.append((started + runtime, key, twin.binding[key]))
+        ends = (
+            (twin._true_end(pod, self.now), key, twin.binding[key]) for key, pod in twin.bound_pods.items()
+        )
+        twin.ends = [entry for entry in ends if entry[0] is not None]
         heapq.heapify(twin.ends)
         return twin
 
@@ -162,12 +160,18 @@ class Future:
         self.binding[pod.key] += 1
         if pod.gang is not None:
             self.bound_of[pod.gang] += 1
+        end = self._true_end(pod, now)
+        if end is not None:
+            heapq.heappush(self.ends, (end, pod.key, self.binding[pod.key]))
+        if pod.duration is not None:
+            started = pod.started if pod.started is not None else now
+            heapq.heappush(self.believed, (started + pod.duration, pod.key))
+
+    def _true_end(self, pod: Pod, now: float) -> float | None:
+        """When ``pod``, bound, really ends in this run; None: never (no estimate)."""
         started = pod.started if pod.started is not None else now
         runtime = self.truth(pod, now - started)
-        if math.isfinite(runtime):
-            heapq.heappush(self.ends, (started + runtime, pod.key, self.binding[pod.key]))
-        if pod.duration is not None:
-            heapq.heappush(self.believed, (started + pod.duration, pod.key))
+        return started + runtime if math.isfinite(runtime) else None
 
     # -- the loop ------------------------------------------------------------------------------
 
